@@ -58,6 +58,14 @@ var hostMetricsSet = map[Source][]string{
 	Filesystem: {"system.filesystem.usage", "system.filesystem.inodes.usage"},
 }
 
+// diskHealthNames are disk_health's names of the hostmetrics metrics it names otherwise: semconv does not
+// define them, so disk_health's are in disk_health.* (its conventions: hostmetrics emits hostmetrics' names).
+var diskHealthNames = map[string]string{
+	"system.disk.weighted_io_time":   "disk_health.disk.weighted_io_time",
+	"system.disk.pending_operations": "disk_health.disk.pending_operations",
+	"system.filesystem.inodes.usage": "disk_health.filesystem.inodes.usage",
+}
+
 // hostMetricsOff is every metric of hostmetrics' scrapers, the ones off by default included.
 var hostMetricsOff = map[Source][]string{
 	Disk:       hostMetricsSet[Disk],
@@ -141,6 +149,9 @@ func parityMetrics(f receiver.Factory, src Source, all bool) (map[string]any, er
 	if !all {
 		for _, name := range hostMetricsSet[src] {
 			keep[name] = true
+			if ours, ok := diskHealthNames[name]; ok {
+				keep[ours] = true
+			}
 		}
 	}
 	out := map[string]any{}

@@ -133,7 +133,7 @@ func TestGrafanaDashboardNames(t *testing.T) {
 		checkNames(t, grafanaDashboard, promqlMetricNames(q), func(n string) bool { _, ok := documented[n]; return ok })
 	}
 	// Device I/O, filesystems and health are all covered.
-	for _, n := range []string{"system_disk_utilization_ratio", "system_filesystem_utilization_ratio", "system_filesystem_status", "hw_status"} {
+	for _, n := range []string{"disk_health_disk_utilization_ratio", "system_filesystem_utilization_ratio", "disk_health_filesystem_status", "hw_status"} {
 		assert.Contains(t, all, n)
 	}
 }
@@ -167,7 +167,7 @@ func TestKibanaDashboardNames(t *testing.T) {
 		checkNames(t, kibanaDashboard, names, func(n string) bool { return documented[n] })
 		all = append(all, names...)
 	}
-	for _, n := range []string{"system.disk.utilization", "system.filesystem.utilization", "system.filesystem.status", "hw.status"} {
+	for _, n := range []string{"disk_health.disk.utilization", "system.filesystem.utilization", "disk_health.filesystem.status", "hw.status"} {
 		assert.Contains(t, all, n)
 	}
 	// The data view is the data stream the elasticsearch exporter writes (TestElasticsearchExporter).
@@ -226,8 +226,8 @@ func TestAlertRuleNames(t *testing.T) {
 		checkNames(t, gpuRulesFile, ours, func(n string) bool { _, ok := documented[n]; return ok })
 	}
 	// The seed's five alerts, each on the receiver's own metric.
-	for _, n := range []string{"system_disk_utilization_ratio", "system_disk_operation_average_time_seconds",
-		"system_filesystem_utilization_ratio", "system_filesystem_time_to_full_seconds", "hw_status"} {
+	for _, n := range []string{"disk_health_disk_utilization_ratio", "disk_health_disk_operation_average_time_seconds",
+		"system_filesystem_utilization_ratio", "disk_health_filesystem_time_to_full_seconds", "hw_status"} {
 		assert.Contains(t, all, n)
 	}
 }

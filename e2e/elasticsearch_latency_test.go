@@ -22,7 +22,7 @@ import (
 // config/elasticsearch.yaml to the fake bulk server. The elasticsearch exporter (v0.157.0) drops
 // cumulative exponential histograms, so the shipped config turns them into deltas (cumulative_to_delta,
 // exponential histograms only); in otel mode each scrape's read histogram of a fresh loop device is
-// then one document whose metrics.system.disk.operation.duration is an Elasticsearch `histogram` value
+// then one document whose metrics.disk_health.disk.operation.duration is an Elasticsearch `histogram` value
 // (dynamic template "histogram"): ascending `values`, each the midpoint of a scale-3 bucket (the
 // exporter's T-Digest form), with positive integer `counts` (empty arrays for an interval without
 // reads). Over all documents the counts add up to
@@ -50,7 +50,7 @@ func TestElasticsearchLatencyHistogram(t *testing.T) {
 	want := after["read"][0] - before["read"][0]
 	require.GreaterOrEqual(t, want, uint64(reads))
 
-	const metric = "system.disk.operation.duration"
+	const metric = "disk_health.disk.operation.duration"
 	attrs := map[string]any{"system.device": dev, "disk.io.direction": "read"}
 	var docs []bulkDoc
 	var total uint64
@@ -152,7 +152,7 @@ func TestElasticsearchDeviceHistogram(t *testing.T) {
 	col := startCollector(t, bin, shippedConfig(t, "elasticsearch.yaml"), telemetryOff,
 		"--set=receivers.otlp.protocols.http.endpoint="+otlpAddr, "--set=service.pipelines.metrics.receivers=[otlp]")
 
-	const metric = "hw.physical_disk.latency_monitor.operation.duration"
+	const metric = "disk_health.physical_disk.latency_monitor.operation.duration"
 	attrs := map[string]any{"hw.id": "test_s-nvme0", "hw.name": "nvme0", "hw.type": "physical_disk", "system.device": "nvme0n1",
 		"disk.io.direction": "read", "disk_health.latency.source": "device"}
 	windowStart := time.Now().Add(-24 * time.Hour)

@@ -198,11 +198,11 @@ func TestElasticsearchExporter(t *testing.T) {
 	hostName, hostID := hostIdentity(t)
 
 	ioAttrs := map[string]any{"system.device": disk}
-	psiAttrs := map[string]any{"system.linux.pressure.stall_type": "some"}
+	psiAttrs := map[string]any{"disk_health.linux.pressure.stall_type": "some"}
 	_, err = os.Stat("/proc/pressure/io")
 	hasPSI := err == nil
 	fsAttrs := map[string]any{"system.device": source, "system.filesystem.mode": "rw", "system.filesystem.mountpoint": "/", "system.filesystem.type": fstype,
-		"system.filesystem.domain": rootMajMin, "system.filesystem.uuid": uuidOf(st.Dev)}
+		"disk_health.filesystem.domain": rootMajMin, "disk_health.filesystem.uuid": uuidOf(st.Dev)}
 	var docs []bulkDoc
 	var headers []http.Header
 	// The exporter flushes every 10 s (its default); the first scrape is 1 s after start.
@@ -213,7 +213,7 @@ func TestElasticsearchExporter(t *testing.T) {
 		require.Empty(t, errs)
 		_, okIO := findDoc(docs, "system.disk.limit", ioAttrs)
 		_, okFS := findDoc(docs, "system.filesystem.limit", fsAttrs)
-		_, okPSI := findDoc(docs, "system.io.linux.pressure.total", psiAttrs)
+		_, okPSI := findDoc(docs, "disk_health.io.linux.pressure.total", psiAttrs)
 		okSMART := len(smartStatusDocs(docs, ioHWID(docs, disk))) > 0
 		if okIO && okFS && okSMART && (okPSI || !hasPSI) {
 			break
@@ -289,7 +289,7 @@ func TestElasticsearchExporter(t *testing.T) {
 
 	t.Run("io", func(t *testing.T) {
 		d, _ := findDoc(docs, "system.disk.limit", ioAttrs)
-		res := map[string]any{"disk.major_minor": disks[disk], "disk.class": "disk"}
+		res := map[string]any{"disk_health.disk.major_minor": disks[disk], "disk_health.disk.class": "disk"}
 		for k, v := range resourceBase {
 			res[k] = v
 		}
@@ -325,7 +325,7 @@ func TestElasticsearchExporter(t *testing.T) {
 			assert.True(t, name != "" && strings.HasPrefix(disk, name), "hw.name %q for %s", name, disk)
 			// The disk's identity is on the point too (issue 11), so each disk's documents stay apart.
 			point := map[string]any{"smart.read.status": state, "hw.id": hwID, "hw.name": name, "hw.type": "physical_disk"}
-			v := checkDoc(t, d, "hw.physical_disk.smart.read.status", "gauge_long", "1", point, res)
+			v := checkDoc(t, d, "disk_health.physical_disk.smart.read.status", "gauge_long", "1", point, res)
 			states[state] += v
 		}
 		var current []string
@@ -342,16 +342,16 @@ func TestElasticsearchExporter(t *testing.T) {
 		if !hasPSI {
 			t.Skip("SKIPPED: this kernel has no /proc/pressure/io")
 		}
-		d, ok := findDoc(docs, "system.io.linux.pressure.total", psiAttrs)
+		d, ok := findDoc(docs, "disk_health.io.linux.pressure.total", psiAttrs)
 		require.True(t, ok)
-		got := checkDoc(t, d, "system.io.linux.pressure.total", "counter_double", "s", psiAttrs, resourceBase)
+		got := checkDoc(t, d, "disk_health.io.linux.pressure.total", "counter_double", "s", psiAttrs, resourceBase)
 		assert.Greater(t, got, 0.0)
 		assert.LessOrEqual(t, got, pressureTotal(t))
 	})
 
 	t.Run("filesystem", func(t *testing.T) {
 		d, _ := findDoc(docs, "system.filesystem.limit", fsAttrs)
-		res := map[string]any{"disk.major_minor": rootMajMin}
+		res := map[string]any{"disk_health.disk.major_minor": rootMajMin}
 		for k, v := range resourceBase {
 			res[k] = v
 		}
@@ -375,7 +375,7 @@ func smartStatusDocs(docs []bulkDoc, hwID string) []bulkDoc {
 	var out []bulkDoc
 	for _, d := range docs {
 		ms, _ := d.source["metrics"].(map[string]any)
-		if _, ok := ms["hw.physical_disk.smart.read.status"]; !ok || hwID == "" {
+		if _, ok := ms["disk_health.physical_disk.smart.read.status"]; !ok || hwID == "" {
 			continue
 		}
 		if d.source["resource"].(map[string]any)["attributes"].(map[string]any)["hw.id"] == hwID {

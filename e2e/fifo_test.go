@@ -23,7 +23,7 @@ func TestFIFOAtEachInputKind(t *testing.T) {
 	const (
 		iostat     = "system.disk."
 		filesystem = "system.filesystem."
-		pressure   = "system.io.linux.pressure."
+		pressure   = "disk_health.io.linux.pressure."
 		cgroups    = "container.disk."
 		// shutdownBound is the harness's grace before SIGKILL: a process stuck in a read never makes it.
 		shutdownBound = 5 * time.Second

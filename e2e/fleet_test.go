@@ -438,7 +438,7 @@ func TestFleetThroughVMAgentShards(t *testing.T) {
 	for i := range fleetSize {
 		h := host(i)
 		for name, q := range engineQueries(t, h) {
-			if !strings.HasPrefix(name, "panel ") || !healthyHostFeeds(q) || strings.Contains(q, "system_disk_operation_duration_seconds") {
+			if !strings.HasPrefix(name, "panel ") || !healthyHostFeeds(q) || strings.Contains(q, "disk_health_disk_operation_duration_seconds") {
 				continue
 			}
 			panels++

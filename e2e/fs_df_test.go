@@ -124,7 +124,7 @@ func checkMountAgainstDf(t *testing.T, want dfMount, got *fsMount, d dfRow) {
 	assert.Equal(t, d.fstype, got.fsType, "%s system.filesystem.type is df's type", mp)
 	assert.Equal(t, want.fsType, got.fsType, "%s system.filesystem.type", mp)
 	assert.Equal(t, "rw", got.mode, "%s system.filesystem.mode", mp)
-	assert.Equal(t, majorMinor(t, mp), got.majorMinor, "%s disk.major_minor is the mount's st_dev", mp)
+	assert.Equal(t, majorMinor(t, mp), got.majorMinor, "%s disk_health.disk.major_minor is the mount's st_dev", mp)
 
 	num := func(metric, state string) int64 {
 		v, ok := got.intValue(metric, state)
@@ -135,8 +135,8 @@ func checkMountAgainstDf(t *testing.T, want dfMount, got *fsMount, d dfRow) {
 	used := num("system.filesystem.usage", "used")
 	free := num("system.filesystem.usage", "free")
 	reserved := num("system.filesystem.usage", "reserved")
-	iused := num("system.filesystem.inodes.usage", "used")
-	ifree := num("system.filesystem.inodes.usage", "free")
+	iused := num("disk_health.filesystem.inodes.usage", "used")
+	ifree := num("disk_health.filesystem.inodes.usage", "free")
 
 	assert.Equal(t, d.size, limit, "%s limit vs df 1B-blocks", mp)
 	assert.Equal(t, d.used, used, "%s used vs df Used", mp)
@@ -152,7 +152,7 @@ func checkMountAgainstDf(t *testing.T, want dfMount, got *fsMount, d dfRow) {
 		assert.True(t, pcentAgrees(d.pcent, util), "%s utilization %.9f is not df's Use%% %d%%", mp, util, d.pcent)
 		assert.InDelta(t, float64(used)/float64(used+free), util, 1e-12, "%s utilization is used / (used + free)", mp)
 	}
-	iutil, ok := got.ratio("system.filesystem.inodes.utilization")
+	iutil, ok := got.ratio("disk_health.filesystem.inodes.utilization")
 	if assert.True(t, ok, "%s: no inodes utilization", mp) {
 		assert.True(t, pcentAgrees(d.ipcent, iutil), "%s inodes utilization %.9f is not df's IUse%% %d%%", mp, iutil, d.ipcent)
 	}

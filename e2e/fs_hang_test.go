@@ -246,7 +246,7 @@ func TestHungMountNeverStallsScrape(t *testing.T) {
 			assert.Equal(t, "timeout", s, "export %d: the FUSE mount's status", k)
 		}
 		for _, metric := range []string{"system.filesystem.usage", "system.filesystem.limit", "system.filesystem.utilization",
-			"system.filesystem.inodes.usage", "system.filesystem.inodes.utilization"} {
+			"disk_health.filesystem.inodes.usage", "disk_health.filesystem.inodes.utilization"} {
 			assert.False(t, fss[hung].has(metric), "export %d: the stuck mount reports %s", k, metric)
 		}
 		for _, mp := range others {
@@ -314,8 +314,8 @@ func checkHangFSUsage(t *testing.T, m *fsMount, mp string) {
 		{"system.filesystem.usage", "used", int64(st.Blocks-st.Bfree) * fr},
 		{"system.filesystem.usage", "free", int64(st.Bavail) * fr},
 		{"system.filesystem.usage", "reserved", int64(st.Bfree-st.Bavail) * fr},
-		{"system.filesystem.inodes.usage", "used", int64(st.Files - st.Ffree)},
-		{"system.filesystem.inodes.usage", "free", int64(st.Ffree)},
+		{"disk_health.filesystem.inodes.usage", "used", int64(st.Files - st.Ffree)},
+		{"disk_health.filesystem.inodes.usage", "free", int64(st.Ffree)},
 	} {
 		v, ok := m.intValue(w.metric, w.state)
 		assert.True(t, ok, "%s: no %s %s", mp, w.metric, w.state)

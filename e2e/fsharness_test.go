@@ -212,7 +212,7 @@ func pcentAgrees(pcent int, ratio float64) bool {
 type fsPoint struct {
 	metric string
 	state  string // system.filesystem.state; empty when absent
-	status string // status (system.filesystem.status); empty when absent
+	status string // status (disk_health.filesystem.status); empty when absent
 	intVal int64
 	dblVal float64
 	isInt  bool
@@ -222,7 +222,7 @@ type fsPoint struct {
 // fsMount is what an export says about one mount point.
 type fsMount struct {
 	device, fsType, mode string
-	majorMinor           string // the resource's disk.major_minor
+	majorMinor           string // the resource's disk_health.disk.major_minor
 	resources            int    // resources that carry the mount; 1 unless it is reported twice
 	points               []fsPoint
 }
@@ -274,7 +274,7 @@ func filesystems(md pmetric.Metrics) map[string]*fsMount {
 					if !seen[mp] {
 						seen[mp] = true
 						fm.resources++
-						fm.majorMinor = str(rm.Resource().Attributes(), "disk.major_minor")
+						fm.majorMinor = str(rm.Resource().Attributes(), "disk_health.disk.major_minor")
 					}
 					fm.device, fm.fsType = str(attrs, "system.device"), str(attrs, "system.filesystem.type")
 					if mode := str(attrs, "system.filesystem.mode"); mode != "" {
@@ -303,7 +303,7 @@ var fsStatuses = []string{"ok", "timeout", "permission", "not_found", "io_error"
 func (m *fsMount) status() (string, error) {
 	got := map[string]int64{}
 	for _, p := range m.points {
-		if p.metric != "system.filesystem.status" {
+		if p.metric != "disk_health.filesystem.status" {
 			continue
 		}
 		if _, dup := got[p.status]; dup || !p.isInt {

@@ -71,7 +71,7 @@ func TestPcentAgrees(t *testing.T) {
 func TestFilesystems(t *testing.T) {
 	md := pmetric.NewMetrics()
 	rm := md.ResourceMetrics().AppendEmpty()
-	rm.Resource().Attributes().PutStr("disk.major_minor", "7:0")
+	rm.Resource().Attributes().PutStr("disk_health.disk.major_minor", "7:0")
 	ms := rm.ScopeMetrics().AppendEmpty().Metrics()
 	attrs := func(dp pmetric.NumberDataPoint, mode bool) {
 		dp.SetTimestamp(pcommon.Timestamp(5e9))
@@ -83,7 +83,7 @@ func TestFilesystems(t *testing.T) {
 		}
 	}
 	status := ms.AppendEmpty()
-	status.SetName("system.filesystem.status")
+	status.SetName("disk_health.filesystem.status")
 	statusPoints := status.SetEmptySum().DataPoints()
 	for _, s := range fsStatuses {
 		dp := statusPoints.AppendEmpty()

@@ -196,7 +196,7 @@ func TestDevicePointsAndCountersMatch(t *testing.T) {
 	sum("system.disk.io", "write", 200*512)
 	sum("system.disk.merged", "read", 1)
 	g := ms.AppendEmpty()
-	g.SetName("system.disk.utilization")
+	g.SetName("disk_health.disk.utilization")
 	dp := g.SetEmptyGauge().DataPoints().AppendEmpty()
 	dp.SetDoubleValue(0.25)
 	dp.SetStartTimestamp(pcommon.Timestamp(1e9))
@@ -209,9 +209,9 @@ func TestDevicePointsAndCountersMatch(t *testing.T) {
 	snap[0].C[fWrIOs]++
 	assert.False(t, countersMatch(md, snap))
 
-	p, ok := find(devicePoints(md)["sda"], "system.disk.utilization", "")
+	p, ok := find(devicePoints(md)["sda"], "disk_health.disk.utilization", "")
 	require.True(t, ok)
-	assert.Equal(t, point{metric: "system.disk.utilization", value: 0.25, start: 1e9, ts: 6e9, gauge: true}, p)
+	assert.Equal(t, point{metric: "disk_health.disk.utilization", value: 0.25, start: 1e9, ts: 6e9, gauge: true}, p)
 	_, ok = find(devicePoints(md)["sda"], "system.disk.operations", "discard")
 	assert.False(t, ok)
 }

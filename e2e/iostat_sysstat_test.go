@@ -47,19 +47,19 @@ type iostatColumn struct {
 var iostatColumns = func() []iostatColumn {
 	var cols []iostatColumn
 	for _, d := range []struct{ p, dir string }{{"r", "read"}, {"w", "write"}, {"d", "discard"}, {"f", "flush"}} {
-		cols = append(cols, iostatColumn{d.p + "/s", "system.disk.operation.rate", d.dir, 1, true})
+		cols = append(cols, iostatColumn{d.p + "/s", "disk_health.disk.operation.rate", d.dir, 1, true})
 		if d.dir != "flush" { // flushes carry no data and are never merged
 			cols = append(cols,
-				iostatColumn{d.p + "kB/s", "system.disk.io.rate", d.dir, 1.0 / 1024, true},
-				iostatColumn{d.p + "rqm/s", "system.disk.merged.rate", d.dir, 1, true},
-				iostatColumn{d.p + "rqm", "system.disk.merged.ratio", d.dir, 100, false},
-				iostatColumn{d.p + "areq-sz", "system.disk.operation.average_size", d.dir, 1.0 / 1024, false})
+				iostatColumn{d.p + "kB/s", "disk_health.disk.io.rate", d.dir, 1.0 / 1024, true},
+				iostatColumn{d.p + "rqm/s", "disk_health.disk.merged.rate", d.dir, 1, true},
+				iostatColumn{d.p + "rqm", "disk_health.disk.merged.ratio", d.dir, 100, false},
+				iostatColumn{d.p + "areq-sz", "disk_health.disk.operation.average_size", d.dir, 1.0 / 1024, false})
 		}
-		cols = append(cols, iostatColumn{d.p + "_await", "system.disk.operation.average_time", d.dir, 1000, false})
+		cols = append(cols, iostatColumn{d.p + "_await", "disk_health.disk.operation.average_time", d.dir, 1000, false})
 	}
 	return append(cols,
-		iostatColumn{"aqu-sz", "system.disk.queue.length", "", 1, true},
-		iostatColumn{"util", "system.disk.utilization", "", 100, true})
+		iostatColumn{"aqu-sz", "disk_health.disk.queue.length", "", 1, true},
+		iostatColumn{"util", "disk_health.disk.utilization", "", 100, true})
 }()
 
 // reported says whether the receiver reports the column for a device: discard columns need the

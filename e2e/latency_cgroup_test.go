@@ -40,7 +40,7 @@ func blkioV1(t *testing.T) string {
 // per-device one (TestLatencyPrometheusNativeHistogram). config/prometheus.yaml with
 // latency.per_cgroup.enabled, scraped by Debian's Prometheus with native histograms on; a child
 // cgroup of this host's v1 blkio hierarchy writes 256 direct 4 KiB blocks to a fresh loop device. In
-// Prometheus, container_disk_operation_duration_seconds of that cgroup_path, device and direction is
+// Prometheus, disk_health_container_disk_operation_duration_seconds of that cgroup_path, device and direction is
 // one native histogram (no classic _bucket series) with those 256 writes (exactly, but for
 // testkit.UncountedCompletions), as is the device-wide histogram, and the cgroup's occupancy share is
 // there beside it.
@@ -92,8 +92,8 @@ scrape_configs:
 		cg, "/dev/"+dev).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
-	series := fmt.Sprintf(`container_disk_operation_duration_seconds{cgroup_path=%q,system_device=%q,disk_io_direction="write"}`, path, dev)
-	device := fmt.Sprintf(`system_disk_operation_duration_seconds{system_device=%q,disk_io_direction="write"}`, dev)
+	series := fmt.Sprintf(`disk_health_container_disk_operation_duration_seconds{cgroup_path=%q,system_device=%q,disk_io_direction="write"}`, path, dev)
+	device := fmt.Sprintf(`disk_health_disk_operation_duration_seconds{system_device=%q,disk_io_direction="write"}`, dev)
 	// dd's writes, less the rare one no count shows (testkit.UncountedCompletions, which the per-cgroup
 	// histograms share with the per-device ones).
 	const writes = 256
@@ -132,7 +132,7 @@ scrape_configs:
 	require.Len(t, p99, 1)
 	t.Logf("%s: %v writes, buckets up to (%.6f, %.6f] s, p99 %.6f s", series, count, lowest, highest, p99[0].float(t))
 
-	share := api.mustQuery(t, fmt.Sprintf(`{__name__=~"container_disk_occupancy_share.*",cgroup_path=%q,system_device=%q}`, path, dev))
+	share := api.mustQuery(t, fmt.Sprintf(`{__name__=~"disk_health_container_disk_occupancy_share.*",cgroup_path=%q,system_device=%q}`, path, dev))
 	require.NotEmpty(t, share, "the cgroup's occupancy share")
 	for _, s := range share {
 		v := s.float(t)
@@ -149,7 +149,7 @@ scrape_configs:
 	var shown int
 	for _, p := range panels {
 		for _, tg := range p.Targets {
-			if !strings.Contains(tg.Expr, "container_disk_") || strings.Contains(tg.Expr, "container_disk_noisy_neighbor") {
+			if !strings.Contains(tg.Expr, "container_disk_") || strings.Contains(tg.Expr, "disk_health_container_disk_noisy_neighbor") {
 				continue // the noisy-neighbour panel shows episodes, and this lone cgroup has none
 			}
 			shown++

@@ -47,9 +47,9 @@ func operationTime(md pmetric.Metrics, dev string) map[string]float64 {
 		switch p.metric {
 		case "system.disk.operation_time":
 			out[p.dir] = p.value
-		case "system.disk.discard.operation_time":
+		case "disk_health.disk.discard.operation_time":
 			out["discard"] = p.value
-		case "system.disk.flush.operation_time":
+		case "disk_health.disk.flush.operation_time":
 			out["flush"] = p.value
 		}
 	}
@@ -461,7 +461,7 @@ func TestLatencyPrivileges(t *testing.T) {
 	assert.Equal(t, shapes[false], shapes[true], "the other sources' output does not depend on the latency source")
 	for _, s := range shapes[true] {
 		assert.NotContains(t, s, "ExponentialHistogram")
-		assert.NotContains(t, s, "system.disk.kernel.errors")
+		assert.NotContains(t, s, "disk_health.disk.kernel.errors")
 	}
 	lines := linesWith(outputs[true], "latency")
 	require.Len(t, lines, 1, "exactly one line about the latency source:\n%s", strings.Join(lines, "\n"))
@@ -511,7 +511,7 @@ scrape_configs:
 		"--web.listen-address="+promAddr, "--enable-feature=native-histograms")
 	api := promAPI{base: "http://" + promAddr}
 
-	series := fmt.Sprintf(`system_disk_operation_duration_seconds{system_device=%q,disk_io_direction="read"}`, dev)
+	series := fmt.Sprintf(`disk_health_disk_operation_duration_seconds{system_device=%q,disk_io_direction="read"}`, dev)
 	// The probe attaches while the collector starts: fio runs only once the collector says it is
 	// attached, so every one of fio's reads is counted.
 	require.Eventually(t, func() bool { return strings.Contains(col.output.String(), "Block latency probe attached.") },
@@ -590,7 +590,7 @@ scrape_configs:
 	var latencyPanels int
 	for _, p := range panels {
 		for _, tg := range p.Targets {
-			if !strings.Contains(tg.Expr, "system_disk_operation_duration_seconds") {
+			if !strings.Contains(tg.Expr, "disk_health_disk_operation_duration_seconds") {
 				continue
 			}
 			latencyPanels++

@@ -167,8 +167,8 @@ func promName(m docMetric) (string, error) {
 		}
 	}
 	// _total (counters) and _ratio (unit-1 gauges) move to the end: the translator drops the word
-	// wherever the name has it and appends it (system.io.linux.pressure.total in s ->
-	// system_io_linux_pressure_seconds_total).
+	// wherever the name has it and appends it (disk_health.io.linux.pressure.total in s ->
+	// disk_health_io_linux_pressure_seconds_total).
 	if m.Type == "Sum" && m.Monotonic {
 		name = moveToEnd(name, "total")
 	}
@@ -255,12 +255,12 @@ func esMetricNames(text string) []string {
 }
 
 // datadogMetricNames returns the OTel names a Datadog query refers to: otel.<name> (the Datadog
-// mapping prefixes system.*), hw.* (not prefixed) and system.disk.in_use (its copy of
+// mapping prefixes system.*), hw.* and disk_health.* (not prefixed) and system.disk.in_use (its copy of
 // system.filesystem.utilization). Tag filters and groupings ({...}) are not names.
 func datadogMetricNames(text string) []string {
 	text = regexp.MustCompile(`\{[^{}]*\}`).ReplaceAllString(text, " ")
 	var out []string
-	for _, m := range regexp.MustCompile(`\botel\.([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)|\b(hw(?:\.[a-z0-9_]+)+)|\bsystem\.disk\.in_use\b`).FindAllStringSubmatch(text, -1) {
+	for _, m := range regexp.MustCompile(`\botel\.([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)|\b((?:hw|disk_health)(?:\.[a-z0-9_]+)+)|\bsystem\.disk\.in_use\b`).FindAllStringSubmatch(text, -1) {
 		name := m[1] + m[2]
 		if name == "" {
 			name = "system.filesystem.utilization"
@@ -301,19 +301,19 @@ func TestPromName(t *testing.T) {
 		{docMetric{"system.disk.io", "By", "Sum", true}, "system_disk_io_bytes_total"},
 		{docMetric{"system.disk.operations", "{operation}", "Sum", true}, "system_disk_operations_total"},
 		{docMetric{"system.disk.io_time", "s", "Sum", true}, "system_disk_io_time_seconds_total"},
-		{docMetric{"system.disk.utilization", "1", "Gauge", false}, "system_disk_utilization_ratio"},
-		{docMetric{"system.disk.io.rate", "By/s", "Gauge", false}, "system_disk_io_rate_bytes_per_second"},
-		{docMetric{"system.disk.merged.rate", "{operation}/s", "Gauge", false}, "system_disk_merged_rate_per_second"},
-		{docMetric{"system.disk.queue.length", "{operation}", "Gauge", false}, "system_disk_queue_length"},
-		{docMetric{"system.filesystem.status", "1", "Sum", false}, "system_filesystem_status"},
+		{docMetric{"disk_health.disk.utilization", "1", "Gauge", false}, "disk_health_disk_utilization_ratio"},
+		{docMetric{"disk_health.disk.io.rate", "By/s", "Gauge", false}, "disk_health_disk_io_rate_bytes_per_second"},
+		{docMetric{"disk_health.disk.merged.rate", "{operation}/s", "Gauge", false}, "disk_health_disk_merged_rate_per_second"},
+		{docMetric{"disk_health.disk.queue.length", "{operation}", "Gauge", false}, "disk_health_disk_queue_length"},
+		{docMetric{"disk_health.filesystem.status", "1", "Sum", false}, "disk_health_filesystem_status"},
 		{docMetric{"system.filesystem.limit", "By", "Sum", false}, "system_filesystem_limit_bytes"},
-		{docMetric{"system.filesystem.time_to_full", "s", "Gauge", false}, "system_filesystem_time_to_full_seconds"},
+		{docMetric{"disk_health.filesystem.time_to_full", "s", "Gauge", false}, "disk_health_filesystem_time_to_full_seconds"},
 		{docMetric{"hw.temperature", "Cel", "Gauge", false}, "hw_temperature_celsius"},
-		{docMetric{"system.disk.merged.ratio", "1", "Gauge", false}, "system_disk_merged_ratio"},
+		{docMetric{"disk_health.disk.merged.ratio", "1", "Gauge", false}, "disk_health_disk_merged_ratio"},
 		{docMetric{"x.seconds", "s", "Gauge", false}, "x_seconds"},
 		{docMetric{"x.total", "1", "Sum", true}, "x_total"},
-		{docMetric{"system.io.linux.pressure.total", "s", "Sum", true}, "system_io_linux_pressure_seconds_total"},
-		{docMetric{"system.io.linux.pressure.10s", "1", "Gauge", false}, "system_io_linux_pressure_10s_ratio"},
+		{docMetric{"disk_health.io.linux.pressure.total", "s", "Sum", true}, "disk_health_io_linux_pressure_seconds_total"},
+		{docMetric{"disk_health.io.linux.pressure.10s", "1", "Gauge", false}, "disk_health_io_linux_pressure_10s_ratio"},
 		{docMetric{"a.ratio.b", "1", "Gauge", false}, "a_b_ratio"},
 	}
 	for _, tt := range tests {
@@ -330,7 +330,7 @@ func TestPromqlMetricNames(t *testing.T) {
 		expr string
 		want []string
 	}{
-		{`system_disk_utilization_ratio > 0.9`, []string{"system_disk_utilization_ratio"}},
+		{`disk_health_disk_utilization_ratio > 0.9`, []string{"disk_health_disk_utilization_ratio"}},
 		{`sum by (host_name, system_device) (rate(system_disk_io_bytes_total{disk_io_direction="read", host_name=~"$host"}[$__rate_interval]))`,
 			[]string{"system_disk_io_bytes_total"}},
 		{`topk(5, max without(a) (x_total offset 5m)) / on(host_name) group_left(hw_model) y and z unless bool_thing`,
@@ -347,10 +347,10 @@ func TestPromqlMetricNames(t *testing.T) {
 }
 
 func TestESAndDatadogMetricNames(t *testing.T) {
-	assert.Equal(t, []string{"system.disk.utilization", "system.filesystem.usage"},
-		esMetricNames(`FROM metrics-* | WHERE metrics.system.disk.utilization > 0.9 | STATS MAX(metrics.system.filesystem.usage), x.metrics_y BY metrics.system.disk.utilization`))
-	assert.Equal(t, []string{"system.disk.utilization", "system.filesystem.utilization", "hw.status"},
-		datadogMetricNames(`avg(last_10m):max:otel.system.disk.utilization{*} by {host} > 0.9 || max:system.disk.in_use{*}
+	assert.Equal(t, []string{"disk_health.disk.utilization", "system.filesystem.usage"},
+		esMetricNames(`FROM metrics-* | WHERE metrics.disk_health.disk.utilization > 0.9 | STATS MAX(metrics.system.filesystem.usage), x.metrics_y BY metrics.disk_health.disk.utilization`))
+	assert.Equal(t, []string{"disk_health.disk.utilization", "system.filesystem.utilization", "hw.status"},
+		datadogMetricNames(`avg(last_10m):max:disk_health.disk.utilization{*} by {host} > 0.9 || max:system.disk.in_use{*}
 max(last_5m):max:hw.status{hw.state:predicted_failure} by {host,hw.id} >= 1`))
 }
 

@@ -135,7 +135,7 @@ func TestFlattenExpHist(t *testing.T) {
 	mk := func(scale int32, buckets ...uint64) []flatPoint {
 		md := pmetric.NewMetrics()
 		m := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
-		m.SetName("system.disk.operation.duration")
+		m.SetName("disk_health.disk.operation.duration")
 		eh := m.SetEmptyExponentialHistogram()
 		eh.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 		dp := eh.DataPoints().AppendEmpty()
@@ -199,9 +199,9 @@ func TestOTLPChain(t *testing.T) {
 			// Wait until the sender has exported the gauges (two reads), then until everything it
 			// exported so far has arrived.
 			seenGauge, seenHist := false, !histograms
-			r.sender.waitExport(t, r.sent, 0, 30*time.Second, "system.disk.utilization and the latency histograms", func(md pmetric.Metrics) bool {
-				seenGauge = seenGauge || hasMetric(md, "system.disk.utilization")
-				seenHist = seenHist || hasMetric(md, "system.disk.operation.duration")
+			r.sender.waitExport(t, r.sent, 0, 30*time.Second, "disk_health.disk.utilization and the latency histograms", func(md pmetric.Metrics) bool {
+				seenGauge = seenGauge || hasMetric(md, "disk_health.disk.utilization")
+				seenHist = seenHist || hasMetric(md, "disk_health.disk.operation.duration")
 				return seenGauge && seenHist
 			})
 			sent := map[string]string{}
@@ -242,11 +242,11 @@ func TestOTLPChain(t *testing.T) {
 			for _, md := range r.sent.exports {
 				names = append(names, metricNames(md)...)
 			}
-			for _, n := range []string{"system.disk.io", "system.disk.utilization", "system.filesystem.usage", "system.filesystem.limit"} {
+			for _, n := range []string{"system.disk.io", "disk_health.disk.utilization", "system.filesystem.usage", "system.filesystem.limit"} {
 				assert.Contains(t, names, n)
 			}
 			if histograms {
-				assert.Contains(t, names, "system.disk.operation.duration")
+				assert.Contains(t, names, "disk_health.disk.operation.duration")
 				n := 0
 				for k := range sent {
 					if strings.Contains(k, "type=ExponentialHistogram/") {

@@ -280,7 +280,7 @@ scrape_configs:
 	// Gauges need two reads (collection_interval 15 s); wait until Prometheus has scraped them.
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		res, err := api.query(`system_disk_utilization_ratio`)
+		res, err := api.query(`disk_health_disk_utilization_ratio`)
 		if err == nil && len(res) > 0 {
 			break
 		}
@@ -292,7 +292,7 @@ scrape_configs:
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no system_disk_utilization_ratio in Prometheus within 60 s (last error %v)", err)
+			t.Fatalf("no disk_health_disk_utilization_ratio in Prometheus within 60 s (last error %v)", err)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -309,15 +309,15 @@ scrape_configs:
 		documented := promNames(t, loadDocumentation(t))
 		var ours []string
 		for _, n := range names {
-			if strings.HasPrefix(n, "system_") || strings.HasPrefix(n, "hw_") || strings.HasPrefix(n, "container_") {
+			if strings.HasPrefix(n, "system_") || strings.HasPrefix(n, "hw_") || strings.HasPrefix(n, "container_") || strings.HasPrefix(n, "disk_health_") {
 				ours = append(ours, n)
 				assert.Contains(t, documented, n, "Prometheus has %s, which no documented metric translates to", n)
 			}
 		}
 		for _, n := range []string{"system_disk_io_bytes_total", "system_disk_operations_total", "system_disk_io_time_seconds_total",
-			"system_disk_operation_rate_per_second", "system_disk_operation_average_time_seconds", "system_disk_queue_length",
-			"system_disk_utilization_ratio", "system_filesystem_usage_bytes", "system_filesystem_limit_bytes",
-			"system_filesystem_utilization_ratio", "system_filesystem_inodes_usage", "system_filesystem_status"} {
+			"disk_health_disk_operation_rate_per_second", "disk_health_disk_operation_average_time_seconds", "disk_health_disk_queue_length",
+			"disk_health_disk_utilization_ratio", "system_filesystem_usage_bytes", "system_filesystem_limit_bytes",
+			"system_filesystem_utilization_ratio", "disk_health_filesystem_inodes_usage", "disk_health_filesystem_status"} {
 			assert.Contains(t, ours, n)
 		}
 	})
@@ -337,8 +337,8 @@ scrape_configs:
 				assert.Equal(t, hostID, m["host_id"])
 			}
 			if mm, ok := disks[m["system_device"]]; ok {
-				assert.Equal(t, mm, m["disk_major_minor"], m["system_device"])
-				assert.Equal(t, "disk", m["disk_class"])
+				assert.Equal(t, mm, m["disk_health_disk_major_minor"], m["system_device"])
+				assert.Equal(t, "disk", m["disk_health_disk_class"])
 				seen[m["system_device"]+"/"+m["disk_io_direction"]] = true
 			}
 			assert.GreaterOrEqual(t, s.float(t), 0.0)
@@ -346,7 +346,7 @@ scrape_configs:
 		for d := range disks {
 			assert.True(t, seen[d+"/read"] && seen[d+"/write"], "%s: read and write series", d)
 		}
-		util := api.mustQuery(t, `system_disk_utilization_ratio`)
+		util := api.mustQuery(t, `disk_health_disk_utilization_ratio`)
 		require.NotEmpty(t, util)
 		for _, s := range util {
 			v := s.float(t)
@@ -354,14 +354,14 @@ scrape_configs:
 			// kernel's io_ticks granularity.
 			assert.True(t, v >= 0 && v <= 1.05, "%s utilization %v", s.Metric["system_device"], v)
 		}
-		await := api.mustQuery(t, `system_disk_operation_average_time_seconds`)
+		await := api.mustQuery(t, `disk_health_disk_operation_average_time_seconds`)
 		require.NotEmpty(t, await)
 		for _, s := range await {
 			v := s.float(t)
 			assert.True(t, v >= 0 && v < 60, "%s %s await %v s", s.Metric["system_device"], s.Metric["disk_io_direction"], v)
 		}
 		// The receiver's ready-made rates are there for backends without rate().
-		require.NotEmpty(t, api.mustQuery(t, `system_disk_operation_rate_per_second{disk_io_direction="write"}`))
+		require.NotEmpty(t, api.mustQuery(t, `disk_health_disk_operation_rate_per_second{disk_io_direction="write"}`))
 	})
 
 	t.Run("filesystem", func(t *testing.T) {
@@ -373,7 +373,7 @@ scrape_configs:
 		assert.Equal(t, hostName, limit[0].Metric["host_name"])
 		assert.NotEmpty(t, limit[0].Metric["system_device"])
 		assert.NotEmpty(t, limit[0].Metric["system_filesystem_type"])
-		assert.NotEmpty(t, limit[0].Metric["disk_major_minor"])
+		assert.NotEmpty(t, limit[0].Metric["disk_health_disk_major_minor"])
 
 		// used + free + reserved = limit, from the same scrape.
 		sum := api.mustQuery(t, `sum by (system_filesystem_mountpoint) (system_filesystem_usage_bytes`+sel+`)`)
@@ -390,7 +390,7 @@ scrape_configs:
 		require.Len(t, util, 1)
 		assert.InDelta(t, usePct, util[0].float(t)*100, 1.0)
 
-		ok := api.mustQuery(t, `system_filesystem_status`+strings.Replace(sel, "}", `,status="ok"}`, 1))
+		ok := api.mustQuery(t, `disk_health_filesystem_status`+strings.Replace(sel, "}", `,status="ok"}`, 1))
 		require.Len(t, ok, 1)
 		assert.Equal(t, 1.0, ok[0].float(t))
 	})
@@ -406,7 +406,7 @@ scrape_configs:
 			require.NotEmpty(t, io, d)
 			hwID := io[0].Metric["hw_id"]
 			require.NotEmpty(t, hwID, "%s: I/O series without hw_id", d)
-			status := api.mustQuery(t, fmt.Sprintf(`hw_physical_disk_smart_read_status{hw_id=%q}`, hwID))
+			status := api.mustQuery(t, fmt.Sprintf(`disk_health_physical_disk_smart_read_status{hw_id=%q}`, hwID))
 			require.NotEmpty(t, status, "%s (hw_id %s): no SMART read status", d, hwID)
 			var current []string
 			for _, s := range status {
@@ -418,7 +418,7 @@ scrape_configs:
 			assert.Len(t, current, 1, "%s: read status states at 1", d)
 			t.Logf("%s: SMART read status %v", d, current)
 		}
-		hw := api.mustQuery(t, `{__name__=~"hw_.+", job="diskhealth"}`)
+		hw := api.mustQuery(t, `{__name__=~"(hw|disk_health_physical_disk)_.+", job="diskhealth"}`)
 		require.NotEmpty(t, hw)
 		for _, s := range hw {
 			assert.NotEmpty(t, s.Metric["hw_id"], s.Metric["__name__"])
@@ -484,7 +484,8 @@ scrape_configs:
 				// The checkpoint panels need a job saving checkpoints, the /dev/shm panel a pod, the
 				// project panels project quotas (opt-in; this host's kernel has none).
 				mayBeEmpty := strings.Contains(tg.Expr, "time_to_full") || strings.Contains(tg.Expr, `!="ok"`) ||
-					strings.Contains(tg.Expr, "hw_") || strings.Contains(tg.Expr, "histogram_quantile") ||
+					strings.Contains(tg.Expr, "hw_") || strings.Contains(tg.Expr, "_physical_disk_") || strings.Contains(tg.Expr, "_logical_disk_") ||
+					strings.Contains(tg.Expr, "histogram_quantile") ||
 					strings.Contains(tg.Expr, "nfs_client_mount_") || strings.Contains(tg.Expr, "fuse_connection_") ||
 					strings.Contains(tg.Expr, "checkpoint_") || strings.Contains(tg.Expr, "shm_headroom") ||
 					strings.Contains(tg.Expr, "filesystem_project_") ||

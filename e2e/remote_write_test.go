@@ -199,20 +199,20 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 	api := promAPI{base: "http://" + promAddr}
 	// Float series only: the latency histograms are native histograms on both routes (compared with
 	// fio and /proc/diskstats by the latency tests), whose samples this comparison does not decode.
-	const ours = `__name__=~"(system|hw|container)_.+",__name__!~".+_duration_seconds"`
+	const ours = `__name__=~"(system|hw|container|disk_health)_.+",__name__!~".+_duration_seconds"`
 	scraped, pushed := `{job="diskhealth",`+ours+`}`, `{job="",`+ours+`}`
 
 	// Wait for the gauges (second read) on both routes.
 	require.Eventually(t, func() bool {
-		a, errA := api.query(`system_disk_utilization_ratio{job="diskhealth"}`)
-		b, errB := api.query(`system_disk_utilization_ratio{job=""}`)
+		a, errA := api.query(`disk_health_disk_utilization_ratio{job="diskhealth"}`)
+		b, errB := api.query(`disk_health_disk_utilization_ratio{job=""}`)
 		select {
 		case <-col.exited:
 			t.Fatalf("the collector exited: %v", col.waitErr)
 		default:
 		}
 		return errA == nil && errB == nil && len(a) > 0 && len(b) > 0
-	}, 60*time.Second, 500*time.Millisecond, "system_disk_utilization_ratio did not arrive on both routes")
+	}, 60*time.Second, 500*time.Millisecond, "disk_health_disk_utilization_ratio did not arrive on both routes")
 
 	t.Run("same series and values as the scrape route", func(t *testing.T) {
 		// The scraped value of every series is one the collector also pushed (the last collection may
@@ -229,7 +229,7 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 		devices := map[string]bool{}
 		for _, s := range io {
 			assert.Equal(t, hostName, s.Metric["host_name"])
-			assert.NotEmpty(t, s.Metric["disk_major_minor"])
+			assert.NotEmpty(t, s.Metric["disk_health_disk_major_minor"])
 			devices[s.Metric["system_device"]] = true
 		}
 		for d := range wholeDisks(t) {

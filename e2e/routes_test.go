@@ -143,7 +143,8 @@ service:
 }
 
 // identities lists, per metric, the distinct values of the attribute that tells its series apart
-// (hw.id for hw.*, cgroup.path for container.*, system.device for system.disk.*), from the data
+// (hw.id for hw.* and disk_health.physical_disk.*, cgroup.path for container.* and
+// disk_health.container.*, system.device for system.disk.* and disk_health.disk.*), from the data
 // point attributes only.
 func identities(exports []pmetric.Metrics) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
@@ -163,13 +164,27 @@ func identities(exports []pmetric.Metrics) map[string]map[string]bool {
 	return out
 }
 
+// hwMetric, cgroupMetric and diskMetric say which series a metric is per: a disk's hardware (hw.id),
+// a cgroup (cgroup.path) or a block device (system.device); semconv's names and ours (disk_health.*).
+func hwMetric(m string) bool {
+	return strings.HasPrefix(m, "hw.") || strings.HasPrefix(m, "disk_health.physical_disk.") || strings.HasPrefix(m, "disk_health.logical_disk.")
+}
+
+func cgroupMetric(m string) bool {
+	return strings.HasPrefix(m, "container.") || strings.HasPrefix(m, "disk_health.container.")
+}
+
+func diskMetric(m string) bool {
+	return strings.HasPrefix(m, "system.disk.") || strings.HasPrefix(m, "disk_health.disk.")
+}
+
 func identityKey(metric string) string {
 	switch {
-	case strings.HasPrefix(metric, "hw."):
+	case hwMetric(metric):
 		return "hw.id"
-	case strings.HasPrefix(metric, "container."):
+	case cgroupMetric(metric):
 		return "cgroup.path"
-	case strings.HasPrefix(metric, "system.disk."):
+	case diskMetric(metric):
 		return "system.device"
 	}
 	return ""
@@ -179,7 +194,7 @@ func identityKey(metric string) string {
 func hasCgroups(md pmetric.Metrics) bool {
 	found := false
 	forEachPoint(md, func(metric string, _ map[string]any, _ int64) {
-		found = found || strings.HasPrefix(metric, "container.")
+		found = found || cgroupMetric(metric)
 	})
 	return found
 }
@@ -206,20 +221,20 @@ func forEachPoint(md pmetric.Metrics, fn func(metric string, attrs map[string]an
 func checkIdentities(t *testing.T, ids map[string]map[string]bool) (cgroups int) {
 	t.Helper()
 	for m, vals := range ids {
-		if strings.HasPrefix(m, "container.") && len(vals) > cgroups {
+		if cgroupMetric(m) && len(vals) > cgroups {
 			cgroups = len(vals)
 		}
 	}
 	require.GreaterOrEqual(t, cgroups, 2, "the fixture has several cgroups")
-	require.Contains(t, ids, "hw.physical_disk.smart.read.status")
+	require.Contains(t, ids, "disk_health.physical_disk.smart.read.status")
 	require.Contains(t, ids, "system.disk.io")
 	for m, vals := range ids {
 		switch {
-		case strings.HasPrefix(m, "hw."):
+		case hwMetric(m):
 			assert.Equal(t, map[string]bool{"E2E Disk 0_E2E0000": true, "E2E Disk 1_E2E0001": true}, vals, "%s: one series per disk", m)
-		case strings.HasPrefix(m, "system.disk."):
+		case diskMetric(m):
 			assert.Equal(t, map[string]bool{"vda": true, "vdb": true}, vals, "%s: one series per disk", m)
-		case strings.HasPrefix(m, "container."):
+		case cgroupMetric(m):
 			assert.Len(t, vals, cgroups, "%s: one series per cgroup", m)
 		}
 	}
@@ -278,8 +293,8 @@ func TestRoutesKeepSeriesDistinct(t *testing.T) {
 				_, api := startPrometheus(t, prom, dir, exporterAddr)
 
 				// Two reads (the gauges), the cgroups and SMART: then what the exporter was given is complete.
-				i := col.waitExport(t, sent, 0, 30*time.Second, "system.disk.utilization", func(md pmetric.Metrics) bool {
-					return hasMetric(md, "system.disk.utilization")
+				i := col.waitExport(t, sent, 0, 30*time.Second, "disk_health.disk.utilization", func(md pmetric.Metrics) bool {
+					return hasMetric(md, "disk_health.disk.utilization")
 				})
 				col.waitExport(t, sent, i, 30*time.Second, "per-cgroup I/O", hasCgroups)
 				want := identities(sent.exports)
@@ -307,7 +322,7 @@ func TestRoutesKeepSeriesDistinct(t *testing.T) {
 					}
 					n := int(res[0].float(t))
 					checked++
-					if strings.HasPrefix(metric, "container.") {
+					if cgroupMetric(metric) {
 						assert.Equal(t, cgroups, n, "%s: one series per cgroup", promName)
 					} else {
 						assert.Equal(t, 2, n, "%s: one series per disk", promName)
@@ -318,7 +333,7 @@ func TestRoutesKeepSeriesDistinct(t *testing.T) {
 				assert.NotContains(t, col.output.String(), "collected before with the same name and label values")
 
 				// NVMe-style join shape: every I/O series of a disk finds the disk's SMART status by hw_id.
-				res := api.mustQuery(t, `count(system_disk_io_bytes_total{job="diskhealth"} * on (hw_id) group_left() (hw_physical_disk_smart_read_status{job="diskhealth", smart_read_status="unsupported"} == 1))`)
+				res := api.mustQuery(t, `count(system_disk_io_bytes_total{job="diskhealth"} * on (hw_id) group_left() (disk_health_physical_disk_smart_read_status{job="diskhealth", smart_read_status="unsupported"} == 1))`)
 				require.Len(t, res, 1)
 				assert.Equal(t, 4.0, res[0].float(t), "read and write series of both disks join their SMART status")
 			})
@@ -338,8 +353,8 @@ func TestRoutesKeepSeriesDistinct(t *testing.T) {
 		for route, tail := range got {
 			t.Run(route, func(t *testing.T) {
 				// Three scrapes' worth, the gauges included.
-				i := sink.waitExport(t, tail, 0, 30*time.Second, "system.disk.utilization", func(md pmetric.Metrics) bool {
-					return hasMetric(md, "system.disk.utilization")
+				i := sink.waitExport(t, tail, 0, 30*time.Second, "disk_health.disk.utilization", func(md pmetric.Metrics) bool {
+					return hasMetric(md, "disk_health.disk.utilization")
 				})
 				sink.waitExport(t, tail, i, 30*time.Second, "per-cgroup I/O", hasCgroups)
 				time.Sleep(4 * time.Second)
@@ -365,12 +380,12 @@ func TestRoutesKeepSeriesDistinct(t *testing.T) {
 			docs, _, _ = es.snapshot()
 			n := 0
 			for _, d := range docs {
-				if ms, _ := d.source["metrics"].(map[string]any); ms["system.disk.utilization"] != nil {
+				if ms, _ := d.source["metrics"].(map[string]any); ms["disk_health.disk.utilization"] != nil {
 					n++
 				}
 			}
 			return n >= 2
-		}, 60*time.Second, 200*time.Millisecond, "no system.disk.utilization documents (collector output: %s)", col.output.String())
+		}, 60*time.Second, 200*time.Millisecond, "no disk_health.disk.utilization documents (collector output: %s)", col.output.String())
 		_, _, errs := es.snapshot()
 		require.Empty(t, errs)
 
@@ -465,7 +480,7 @@ func TestNVMeJoinInPrometheus(t *testing.T) {
 
 	// The controller's health, relabelled hw_parent, times each namespace's I/O.
 	join := `max by (system_device, hw_parent) (system_disk_io_bytes_total{job="diskhealth"}) * on (hw_parent) group_left (hw_name)
-  label_replace(max by (hw_id, hw_name) (hw_physical_disk_smart_read_status{job="diskhealth"}), "hw_parent", "$1", "hw_id", "(.+)")`
+  label_replace(max by (hw_id, hw_name) (disk_health_physical_disk_smart_read_status{job="diskhealth"}), "hw_parent", "$1", "hw_id", "(.+)")`
 	var res []promSample
 	require.Eventually(t, func() bool {
 		var err error

@@ -26,7 +26,7 @@ func TestMakeRunConfig(t *testing.T) {
 	require.Eventually(t, func() bool {
 		out := c.output.String()
 		return strings.Contains(out, "system.disk.io{system.device=") &&
-			strings.Contains(out, "system.disk.utilization{system.device=")
+			strings.Contains(out, "disk_health.disk.utilization{system.device=")
 	}, 20*time.Second, 200*time.Millisecond, "no disk_health I/O metrics in the debug output")
 
 	resp, err := http.Get("http://127.0.0.1:9464/metrics")
@@ -34,7 +34,7 @@ func TestMakeRunConfig(t *testing.T) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	for _, name := range []string{"system_disk_io_bytes_total", "system_disk_operations_total", "system_disk_utilization"} {
+	for _, name := range []string{"system_disk_io_bytes_total", "system_disk_operations_total", "disk_health_disk_utilization"} {
 		assert.Contains(t, string(body), name, "Prometheus endpoint lacks %s", name)
 	}
 }

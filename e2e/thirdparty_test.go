@@ -191,7 +191,7 @@ service:
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		body, err := scrapeText("http://" + addr + "/metrics")
-		if err == nil && strings.Contains(body, "system_disk_utilization") && strings.Contains(body, "system_disk_io") {
+		if err == nil && strings.Contains(body, "disk_health_disk_utilization") && strings.Contains(body, "system_disk_io") {
 			break
 		}
 		if time.Now().After(deadline) {

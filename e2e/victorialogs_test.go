@@ -97,9 +97,11 @@ service:
 	col := startCollector(t, bin, shippedConfig(t, "elasticsearch.yaml"), append([]string{"--config=" + extra}, routeArgs(root)...)...)
 	tail := &exportTail{path: sent}
 	// Gauges need a second read; the exporter flushes every 10 s.
-	col.waitExport(t, tail, 0, 30*time.Second, "system.disk.utilization", func(md pmetric.Metrics) bool {
+	col.waitExport(t, tail, 0, 30*time.Second, "disk_health.disk.utilization", func(md pmetric.Metrics) bool {
 		found := false
-		pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) { found = found || m.Name() == "system.disk.utilization" })
+		pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+			found = found || m.Name() == "disk_health.disk.utilization"
+		})
 		return found
 	})
 	hostName, _ := hostIdentity(t)

@@ -82,8 +82,8 @@ var thresholdRe = regexp.MustCompile(`\s*(?:[<>]=?|[!=]=)\s*[0-9.e+-]+\s*$`)
 // virtio disk or a fixture root has none), RAID, thin pools or errors, nor NFS and FUSE (the netfs
 // source is off in the shipped configs; this kernel has no NFS).
 func healthyHostFeeds(expr string) bool {
-	for _, n := range []string{"time_to_full", `!="ok"`, "hw_", "_errors_total", "read_only_after_errors",
-		"nfs_client_mount_", "fuse_connection_", "system_filesystem_client_state",
+	for _, n := range []string{"time_to_full", `!="ok"`, "hw_", "_physical_disk_", "_logical_disk_", "_errors_total", "read_only_after_errors",
+		"nfs_client_mount_", "fuse_connection_", "disk_health_filesystem_client_state",
 		// Will the next checkpoint fit: a learned save pattern, a kubelet, pods' /dev/shm, project quotas.
 		"checkpoint_", "eviction", "shm_", "project_",
 		// Per-cgroup latency and occupancy: opt-in (latency.per_cgroup), off in the shipped configs.
@@ -173,7 +173,7 @@ func TestDashboardsAndRulesOnEngines(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	latency := func(expr string) bool { return strings.Contains(expr, "system_disk_operation_duration_seconds") }
+	latency := func(expr string) bool { return strings.Contains(expr, "disk_health_disk_operation_duration_seconds") }
 
 	// Both engines have every collection of the reads once the p99 panel shows the loop device's reads
 	// on both, with the same value.
@@ -224,7 +224,7 @@ func TestDashboardsAndRulesOnEngines(t *testing.T) {
 	// log-spaced buckets (18 per decade: vmrange 9.5e-02...1.0e-01, 1.0e-01...1.136e-01), so its quantile
 	// lies in the ones that overlap them.
 	delayLower := math.Exp2(-27.0 / 8)
-	whole := api.mustQuery(t, fmt.Sprintf(`system_disk_operation_duration_seconds{system_device=%q,disk_io_direction="read"}`, dev))
+	whole := api.mustQuery(t, fmt.Sprintf(`disk_health_disk_operation_duration_seconds{system_device=%q,disk_io_direction="read"}`, dev))
 	require.Len(t, whole, 1, "the loop device's read histogram on Prometheus")
 	lower, upper, mode := math.Inf(1), 0.0, promBucket{}
 	for _, b := range whole[0].buckets(t) {
@@ -412,13 +412,13 @@ func TestVictoriaMetricsRoutesMatchScrape(t *testing.T) {
 	col := startCollector(t, bin, shippedConfig(t, "prometheus.yaml"), append(append(extra, routeArgs(root)...),
 		"--set=service::pipelines::metrics::exporters=[prometheus,prometheus_remote_write,otlp_http]")...)
 	// Float series only, as in TestPrometheusRemoteWrite (no latency source on a fixture root anyway).
-	const ours = `__name__=~"(system|hw|container)_.+"`
+	const ours = `__name__=~"(system|hw|container|disk_health)_.+"`
 	scraped := `{job="diskhealth",` + ours + `}`
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		a, errA := vm.query(`system_disk_utilization_ratio{job="diskhealth"}`)
-		b, errB := vm.query(`system_disk_utilization_ratio{job=""}`)
-		c, errC := vmOTLP.query(`system_disk_utilization_ratio`)
+		a, errA := vm.query(`disk_health_disk_utilization_ratio{job="diskhealth"}`)
+		b, errB := vm.query(`disk_health_disk_utilization_ratio{job=""}`)
+		c, errC := vmOTLP.query(`disk_health_disk_utilization_ratio`)
 		if errA == nil && errB == nil && errC == nil && len(a) > 0 && len(b) > 0 && len(c) > 0 {
 			break
 		}
@@ -427,7 +427,7 @@ func TestVictoriaMetricsRoutesMatchScrape(t *testing.T) {
 			t.Fatalf("the collector exited: %v", col.waitErr)
 		case <-time.After(500 * time.Millisecond):
 		}
-		require.False(t, time.Now().After(deadline), "system_disk_utilization_ratio did not arrive on all three routes")
+		require.False(t, time.Now().After(deadline), "disk_health_disk_utilization_ratio did not arrive on all three routes")
 	}
 	// VictoriaMetrics' OTLP ingestion (-opentelemetry.usePrometheusNaming) differs from the Prometheus
 	// exporter twice: it names the scope's labels without the otel_ prefix, and it gives every metric of

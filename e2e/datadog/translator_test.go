@@ -301,7 +301,7 @@ func forEachPoint(md pmetric.Metrics, fn func(m pmetric.Metric, tags []string, e
 // the Agent's OTLP-ingest settings, turns them into deltas itself. Two reads of one window in the
 // scraper's shape (smartscraper's golden smart-nvme-fleet.yaml, nvme0's read histogram): the first sets
 // the base, the second is one distribution of exactly the interval's slow reads, tagged with the device
-// identity, so it sits beside the host's p99:otel.system.disk.operation.duration of the same disk.
+// identity, so it sits beside the host's p99:disk_health.disk.operation.duration of the same disk.
 func TestDatadogDeviceHistogram(t *testing.T) {
 	set := component.TelemetrySettings{Logger: zap.NewNop(), MeterProvider: metricnoop.NewMeterProvider(), TracerProvider: tracenoop.NewTracerProvider()}
 	attrs, err := attributes.NewTranslator(set)
@@ -310,7 +310,7 @@ func TestDatadogDeviceHistogram(t *testing.T) {
 		metrics.WithHistogramMode(metrics.HistogramModeDistributions), metrics.WithNumberMode(metrics.NumberModeCumulativeToDelta))
 	require.NoError(t, err)
 
-	const name = "hw.physical_disk.latency_monitor.operation.duration"
+	const name = "disk_health.physical_disk.latency_monitor.operation.duration"
 	start := time.Now().Add(-24 * time.Hour)
 	read := func(at time.Time, counts []uint64) pmetric.Metrics {
 		md := pmetric.NewMetrics()
@@ -374,10 +374,10 @@ func (s *sketches) ConsumeSketch(_ context.Context, d *metrics.Dimensions, _ uin
 // and per-cgroup-next (two scrapes a minute apart, TestScrapePerCgroup) go through config/datadog.yaml's
 // cumulative_to_delta processor (its settings read from that file) into Datadog's translator with the
 // Agent's OTLP-ingest settings. The first scrape is only the base; from the second,
-// container.disk.operation.duration is one distribution per cgroup (and other), device and direction,
+// disk_health.container.disk.operation.duration is one distribution per cgroup (and other), device and direction,
 // of exactly the interval's requests, tagged with cgroup.path, the pod's k8s.pod.uid and container.id
-// where the path names them, system.device and hw.id; container.disk.occupancy.share is a gauge with
-// the same tags (but the direction), and container.disk.operation.io a count of the interval's bytes.
+// where the path names them, system.device and hw.id; disk_health.container.disk.occupancy.share is a gauge with
+// the same tags (but the direction), and disk_health.container.disk.operation.io a count of the interval's bytes.
 func TestDatadogPerCgroupHistogram(t *testing.T) {
 	set := component.TelemetrySettings{Logger: zap.NewNop(), MeterProvider: metricnoop.NewMeterProvider(), TracerProvider: tracenoop.NewTracerProvider()}
 	attrs, err := attributes.NewTranslator(set)
@@ -437,8 +437,8 @@ func TestDatadogPerCgroupHistogram(t *testing.T) {
 	dist := map[string]int64{}
 	for _, s := range rec.sketches {
 		assert.Equal(t, "node-1", s.host)
-		if strings.HasPrefix(s.name, "container.") {
-			require.Equal(t, "container.disk.operation.duration", s.name)
+		if strings.HasPrefix(s.name, "disk_health.container.") {
+			require.Equal(t, "disk_health.container.disk.operation.duration", s.name)
 			dist[strings.Join(s.tags, ",")] = s.count
 		}
 	}
@@ -451,10 +451,10 @@ func TestDatadogPerCgroupHistogram(t *testing.T) {
 	share, io := map[string]float64{}, map[string]float64{}
 	for _, p := range rec.points {
 		switch p.name {
-		case "container.disk.occupancy.share":
+		case "disk_health.container.disk.occupancy.share":
 			assert.Equal(t, "gauge", p.typ)
 			share[strings.Join(p.tags, ",")] = p.value
-		case "container.disk.operation.io":
+		case "disk_health.container.disk.operation.io":
 			assert.Equal(t, "count", p.typ)
 			io[strings.Join(p.tags, ",")] = p.value
 		}
@@ -471,7 +471,7 @@ func TestDatadogPerCgroupHistogram(t *testing.T) {
 type recorder struct {
 	sketches []sketch
 	points   []point
-	// gaugesAt are the timestamps at which container.disk.occupancy.share was sent.
+	// gaugesAt are the timestamps at which disk_health.container.disk.occupancy.share was sent.
 	gaugesAt map[uint64]bool
 }
 
@@ -486,7 +486,7 @@ func (r *recorder) ConsumeTimeSeries(_ context.Context, d *metrics.Dimensions, t
 	tags := append([]string(nil), d.Tags()...)
 	sort.Strings(tags)
 	r.points = append(r.points, point{name: d.Name(), typ: string(name), tags: tags, value: v})
-	if d.Name() == "container.disk.occupancy.share" {
+	if d.Name() == "disk_health.container.disk.occupancy.share" {
 		if r.gaugesAt == nil {
 			r.gaugesAt = map[uint64]bool{}
 		}

@@ -22,7 +22,7 @@ import (
 // probe's block_rq_complete path), scsi_debug's medium error emulation fails a fixed number of
 // direct reads of the boot's scsi_debug disk with MEDIUM ERROR (ENODATA to the reader,
 // BLK_STS_MEDIUM's errno). The latency
-// source's system.disk.kernel.errors for that disk rises by exactly the reads that failed (all read,
+// source's disk_health.disk.kernel.errors for that disk rises by exactly the reads that failed (all read,
 // all medium; the good reads add nothing), as many as the SCSI midlayer's ioerr_cnt counted; the
 // disk's SMART verdict (SCSI log pages) goes from ok to degraded through the signs board, and one
 // state change (ok → degraded, naming the kernel-seen errors) and one new sign
@@ -42,7 +42,7 @@ func TestLatencyIOErrorsQEMU(t *testing.T) {
 	}
 	ioerr := hex(b.IOErrCntAfter) - hex(b.IOErrCntBefore)
 	before, after, final := unmarshalMetrics(t, b.Before), unmarshalMetrics(t, b.After), unmarshalMetrics(t, b.Final)
-	require.NotEmpty(t, b.ErrorsAfter, "no export with system.disk.kernel.errors after the reads")
+	require.NotEmpty(t, b.ErrorsAfter, "no export with disk_health.disk.kernel.errors after the reads")
 	// Before the reads the disk had no error series (a counter is reported once it is above 0).
 	e0 := kernelErrorPoints(before, disk)
 	e1, e2 := kernelErrorPoints(unmarshalMetrics(t, b.ErrorsAfter), disk), kernelErrorPoints(unmarshalMetrics(t, b.ErrorsFinal), disk)
@@ -52,7 +52,7 @@ func TestLatencyIOErrorsQEMU(t *testing.T) {
 		delta[k] = v - e0[k]
 		total += delta[k]
 	}
-	t.Logf("%s: reads failed (ENODATA) %d, succeeded %d; SCSI ioerr_cnt +%d; system.disk.kernel.errors before %v, after %v (Δ %d), final %v",
+	t.Logf("%s: reads failed (ENODATA) %d, succeeded %d; SCSI ioerr_cnt +%d; disk_health.disk.kernel.errors before %v, after %v (Δ %d), final %v",
 		disk, b.Failed, b.Succeeded, ioerr, e0, e1, total, e2)
 	require.Positive(t, b.Failed)
 	assert.Equal(t, uint64(b.Failed), ioerr, "the SCSI midlayer counted each failed read once (no retries)")
@@ -99,12 +99,12 @@ func unmarshalMetrics(t *testing.T, raw json.RawMessage) pmetric.Metrics {
 	return md
 }
 
-// kernelErrorPoints is system.disk.kernel.errors of dev, by "direction/error.type".
+// kernelErrorPoints is disk_health.disk.kernel.errors of dev, by "direction/error.type".
 func kernelErrorPoints(md pmetric.Metrics, dev string) map[string]int64 {
 	out := map[string]int64{}
 	pdatawalk.ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
 		a := dp.Attributes()
-		if d, _ := a.Get("system.device"); m.Name() != "system.disk.kernel.errors" || m.Type() != pmetric.MetricTypeSum || d.Str() != dev {
+		if d, _ := a.Get("system.device"); m.Name() != "disk_health.disk.kernel.errors" || m.Type() != pmetric.MetricTypeSum || d.Str() != dev {
 			return
 		}
 		dir, _ := a.Get("disk.io.direction")

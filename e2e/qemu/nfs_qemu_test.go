@@ -224,11 +224,11 @@ func nfsAccuracyMount(t *testing.T, tool nfsTool, r *vmproto.NFSRound, files [2]
 			require.NoError(t, err, "mountstats' report of %s", m.MountPoint)
 			require.True(t, rep.bytes, "mountstats' report of %s has the byte counts", m.MountPoint)
 			for class, sum := range nfsToolClasses(rep) {
-				got, ok := nfsPoint(sc.md, "nfs.client.mount.operation.count", m.MountPoint, map[string]string{"nfs.operation.class": class})
+				got, ok := nfsPoint(sc.md, "disk_health.nfs.client.mount.operation.count", m.MountPoint, map[string]string{"disk_health.nfs.operation.class": class})
 				assert.True(t, ok && got == float64(sum.ops), "%s: %s operations: mountstats %d, receiver %v (exported %v)", sc.what, class, sum.ops, got, ok)
 			}
 			for dir, want := range map[string]uint64{"receive": rep.readBytes, "transmit": rep.writeBytes} {
-				got, ok := nfsPoint(sc.md, "nfs.client.mount.io", m.MountPoint, map[string]string{"network.io.direction": dir})
+				got, ok := nfsPoint(sc.md, "disk_health.nfs.client.mount.io", m.MountPoint, map[string]string{"network.io.direction": dir})
 				assert.True(t, ok && got == float64(want), "%s: bytes %s: mountstats %d, receiver %v (exported %v)", sc.what, dir, want, got, ok)
 			}
 		}
@@ -251,7 +251,7 @@ func nfsAccuracyMount(t *testing.T, tool nfsTool, r *vmproto.NFSRound, files [2]
 				pct = 100 * diff / want
 			}
 			t.Logf("%-8s %-45s %-13s %.6f ms, receiver %.6f ms (%.4f %%)", class, metric, what, want, got, pct)
-			key := strings.TrimPrefix(metric, "nfs.client.mount.operation.")
+			key := strings.TrimPrefix(metric, "disk_health.nfs.client.mount.operation.")
 			if what == "nfsiostat" {
 				key = "iostat " + key
 			}
@@ -275,12 +275,12 @@ func nfsAccuracyMount(t *testing.T, tool nfsTool, r *vmproto.NFSRound, files [2]
 				want   float64
 				line   float64
 			}{
-				{"nfs.client.mount.operation.round_trip_time", c.rtt, iostat[class].rtt},
-				{"nfs.client.mount.operation.execute_time", c.exe, iostat[class].exe},
-				{"nfs.client.mount.operation.queue_time", c.queue, iostat[class].queue},
+				{"disk_health.nfs.client.mount.operation.round_trip_time", c.rtt, iostat[class].rtt},
+				{"disk_health.nfs.client.mount.operation.execute_time", c.exe, iostat[class].exe},
+				{"disk_health.nfs.client.mount.operation.queue_time", c.queue, iostat[class].queue},
 			} {
-				got, ok := nfsPoint(e1, q.metric, m.MountPoint, map[string]string{"nfs.operation.class": class})
-				if class == "other" && q.metric == "nfs.client.mount.operation.round_trip_time" {
+				got, ok := nfsPoint(e1, q.metric, m.MountPoint, map[string]string{"disk_health.nfs.operation.class": class})
+				if class == "other" && q.metric == "disk_health.nfs.client.mount.operation.round_trip_time" {
 					assert.False(t, ok, "no round trip for other: its lease and session calls are not what a user waits on")
 					continue
 				}
@@ -392,8 +392,8 @@ func nfsState(md pmetric.Metrics, mp string) (string, int64) {
 	var at int64
 	pdatawalk.ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
 		p, _ := dp.Attributes().Get("system.filesystem.mountpoint")
-		if m.Name() == "system.filesystem.client.state" && p.Str() == mp && dp.IntValue() == 1 {
-			st, _ := dp.Attributes().Get("state")
+		if m.Name() == "disk_health.filesystem.client.state" && p.Str() == mp && dp.IntValue() == 1 {
+			st, _ := dp.Attributes().Get("disk_health.client.state")
 			s, at = st.Str(), int64(dp.Timestamp())
 		}
 	})
@@ -441,7 +441,7 @@ func nfsHang(t *testing.T, b *vmproto.NFSBundle) {
 				if mp.Str() != m.MountPoint {
 					return
 				}
-				st, _ := lr.Attributes().Get("state")
+				st, _ := lr.Attributes().Get("disk_health.client.state")
 				prev, _ := lr.Attributes().Get("disk_health.previous_state")
 				t.Logf("event at +%.2f s: %s", secs(int64(lr.Timestamp())-b.Stopped), lr.Body().Str())
 				got = append(got, prev.Str()+"→"+st.Str())
@@ -484,8 +484,8 @@ func nfsHang(t *testing.T, b *vmproto.NFSBundle) {
 			pdatawalk.ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
 				a := dp.Attributes()
 				p, _ := a.Get("system.filesystem.mountpoint")
-				c, _ := a.Get("nfs.operation.class")
-				if m.Name() != "nfs.client.mount.operation.count" || p.Str() != v3.MountPoint || c.Str() != "metadata" {
+				c, _ := a.Get("disk_health.nfs.operation.class")
+				if m.Name() != "disk_health.nfs.client.mount.operation.count" || p.Str() != v3.MountPoint || c.Str() != "metadata" {
 					return
 				}
 				dev, _ := a.Get("system.device")

@@ -81,7 +81,7 @@ func TestSMARTAgainstSmartctlQEMU(t *testing.T) {
 	tools := b.Phase1.Tools
 	var sawATA, sawSeagate, sawNVMe, sawSCSIDebug, sawSCSIHD int
 	for name, d := range p1 {
-		proto := d.res["disk.protocol"]
+		proto := d.res["disk_health.disk.protocol"]
 		switch proto {
 		case "ata":
 			sc := smartctlJSON(t, tools, "smartctl -x /dev/"+name)
@@ -289,25 +289,25 @@ var leadingInt = regexp.MustCompile(`^-?\d+`)
 
 func checkATA(t *testing.T, d *smartDisk, sc smartctlOut) {
 	t.Helper()
-	assert.Equal(t, "ok", d.state("hw.physical_disk.smart.read.status", "smart.read.status"), d.name)
+	assert.Equal(t, "ok", d.state("disk_health.physical_disk.smart.read.status", "smart.read.status"), d.name)
 	assert.Equal(t, sc.ModelName, d.res["hw.model"], d.name)
 	assert.Equal(t, sc.SerialNumber, d.res["hw.serial_number"], d.name)
 	assert.Equal(t, sc.FirmwareVersion, d.res["hw.firmware_version"], d.name)
 	if sc.WWN != nil {
-		assert.Equal(t, fmt.Sprintf("naa.%x%06x%09x", sc.WWN.NAA, sc.WWN.OUI, sc.WWN.ID), d.res["disk.wwn"], d.name)
-		assert.Equal(t, d.res["disk.wwn"], d.res["hw.id"], "%s: the WWN is the stable id", d.name)
+		assert.Equal(t, fmt.Sprintf("naa.%x%06x%09x", sc.WWN.NAA, sc.WWN.OUI, sc.WWN.ID), d.res["disk_health.disk.wwn"], d.name)
+		assert.Equal(t, d.res["disk_health.disk.wwn"], d.res["hw.id"], "%s: the WWN is the stable id", d.name)
 	}
 	if sc.RotationRate != nil && *sc.RotationRate > 0 {
-		assert.EqualValues(t, *sc.RotationRate, d.res["disk.rotation_rate"], d.name)
+		assert.EqualValues(t, *sc.RotationRate, d.res["disk_health.disk.rotation_rate"], d.name)
 		assert.Equal(t, "HDD", d.res["hw.physical_disk.type"], d.name)
 	}
 	d.expect(t, float64(sc.UserCapacity.Bytes), "hw.physical_disk.size")
 	require.NotEmpty(t, sc.Attributes.Table, d.name)
 	for _, a := range sc.Attributes.Table {
-		kv := []string{"smart.attribute.id", strconv.FormatInt(a.ID, 10), "hw.physical_disk.smart_attribute", a.Name}
-		d.expect(t, float64(a.Value), "hw.physical_disk.smart.normalized", kv...)
-		d.expect(t, float64(a.Worst), "hw.physical_disk.smart.worst", kv...)
-		d.expect(t, float64(a.Thresh), "hw.physical_disk.smart.threshold", kv...)
+		kv := []string{"disk_health.smart.attribute.id", strconv.FormatInt(a.ID, 10), "hw.physical_disk.smart_attribute", a.Name}
+		d.expect(t, float64(a.Value), "disk_health.physical_disk.smart.normalized", kv...)
+		d.expect(t, float64(a.Worst), "disk_health.physical_disk.smart.worst", kv...)
+		d.expect(t, float64(a.Thresh), "disk_health.physical_disk.smart.threshold", kv...)
 		decoded, err := strconv.ParseInt(leadingInt.FindString(a.Raw.String), 10, 64)
 		require.NoError(t, err, "%s: attribute %d raw %q", d.name, a.ID, a.Raw.String)
 		d.expect(t, float64(decoded), "hw.physical_disk.smart", kv...)
@@ -315,9 +315,9 @@ func checkATA(t *testing.T, d *smartDisk, sc smartctlOut) {
 	assert.Len(t, d.points["hw.physical_disk.smart"], len(sc.Attributes.Table), "%s: one point per attribute", d.name)
 	require.NotNil(t, sc.Temperature.Current, d.name)
 	d.expect(t, float64(*sc.Temperature.Current), "hw.temperature")
-	d.expect(t, float64(sc.PowerOnTime.Hours*3600+sc.PowerOnTime.Minutes*60), "hw.physical_disk.power_on_time")
+	d.expect(t, float64(sc.PowerOnTime.Hours*3600+sc.PowerOnTime.Minutes*60), "disk_health.physical_disk.power_on_time")
 	require.NotNil(t, sc.PowerCycleCount, d.name)
-	d.expect(t, float64(*sc.PowerCycleCount), "hw.physical_disk.power_cycles")
+	d.expect(t, float64(*sc.PowerCycleCount), "disk_health.physical_disk.power_cycles")
 	errCount := sc.ErrorLog.Summary
 	if sc.ErrorLog.Extended != nil {
 		errCount = sc.ErrorLog.Extended
@@ -355,12 +355,12 @@ var nvmeBits = []string{"spare_below_threshold", "temperature", "reliability_deg
 
 func checkNVMe(t *testing.T, d *smartDisk, tools map[string]json.RawMessage) {
 	t.Helper()
-	assert.Equal(t, "ok", d.state("hw.physical_disk.smart.read.status", "smart.read.status"))
+	assert.Equal(t, "ok", d.state("disk_health.physical_disk.smart.read.status", "smart.read.status"))
 	// QEMU's controller (NVMe 1.4, LPA 07h, no OCP or Amazon identity) advertises one optional log,
 	// the error log, which it answers: no other log has a status, so none was asked for.
 	read := map[string]string{}
-	d.checked["hw.physical_disk.smart.log.read.status"] = true
-	for _, p := range d.points["hw.physical_disk.smart.log.read.status"] {
+	d.checked["disk_health.physical_disk.smart.log.read.status"] = true
+	for _, p := range d.points["disk_health.physical_disk.smart.log.read.status"] {
 		if p.value == 1 {
 			read[p.attrs["nvme.log"]] = p.attrs["smart.read.status"]
 		}
@@ -388,24 +388,24 @@ func checkNVMeLog(t *testing.T, d *smartDisk, log map[string]float64) {
 	t.Helper()
 	cw := int(log["critical_warning"])
 	for i, bit := range nvmeBits {
-		d.expect(t, float64(cw>>i&1), "hw.physical_disk.nvme.critical_warning", "nvme.critical_warning", bit)
+		d.expect(t, float64(cw>>i&1), "disk_health.physical_disk.nvme.critical_warning", "nvme.critical_warning", bit)
 	}
 	d.expect(t, log["temperature"]-273, "hw.temperature")
-	d.expect(t, log["avail_spare"]/100, "hw.physical_disk.spare.available")
-	d.expect(t, log["spare_thresh"]/100, "hw.physical_disk.spare.threshold")
+	d.expect(t, log["avail_spare"]/100, "disk_health.physical_disk.spare.available")
+	d.expect(t, log["spare_thresh"]/100, "disk_health.physical_disk.spare.threshold")
 	d.expect(t, math.Max(0, 1-log["percent_used"]/100), "hw.physical_disk.endurance_utilization", "hw.physical_disk.state", "remaining")
-	d.expect(t, log["data_units_read"]*512000, "hw.physical_disk.io", "disk.io.direction", "read")
-	d.expect(t, log["data_units_written"]*512000, "hw.physical_disk.io", "disk.io.direction", "write")
-	d.expect(t, log["power_cycles"], "hw.physical_disk.power_cycles")
-	d.expect(t, log["power_on_hours"]*3600, "hw.physical_disk.power_on_time")
-	d.expect(t, log["unsafe_shutdowns"], "hw.physical_disk.unsafe_shutdowns")
+	d.expect(t, log["data_units_read"]*512000, "disk_health.physical_disk.io", "disk.io.direction", "read")
+	d.expect(t, log["data_units_written"]*512000, "disk_health.physical_disk.io", "disk.io.direction", "write")
+	d.expect(t, log["power_cycles"], "disk_health.physical_disk.power_cycles")
+	d.expect(t, log["power_on_hours"]*3600, "disk_health.physical_disk.power_on_time")
+	d.expect(t, log["unsafe_shutdowns"], "disk_health.physical_disk.unsafe_shutdowns")
 	d.expect(t, log["media_errors"], "hw.errors", "error.type", "media")
 	d.expect(t, log["num_err_log_entries"], "hw.errors", "error.type", "error_log_entry")
 }
 
 func checkSCSIDebug(t *testing.T, d *smartDisk, sc smartctlOut) {
 	t.Helper()
-	assert.Equal(t, "ok", d.state("hw.physical_disk.smart.read.status", "smart.read.status"))
+	assert.Equal(t, "ok", d.state("disk_health.physical_disk.smart.read.status", "smart.read.status"))
 	assert.Equal(t, sc.SerialNumber, d.res["hw.serial_number"])
 	assert.Equal(t, sc.ScsiProduct, d.res["hw.model"])
 	assert.Equal(t, sc.ScsiRevision, d.res["hw.firmware_version"])
@@ -425,7 +425,7 @@ func checkSCSIDebug(t *testing.T, d *smartDisk, sc smartctlOut) {
 func checkSCSIUnsupported(t *testing.T, d *smartDisk, sc smartctlOut) {
 	t.Helper()
 	assert.False(t, sc.SmartSupport.Available, "%s: smartctl finds no SMART either", d.name)
-	assert.Equal(t, "unsupported", d.state("hw.physical_disk.smart.read.status", "smart.read.status"))
+	assert.Equal(t, "unsupported", d.state("disk_health.physical_disk.smart.read.status", "smart.read.status"))
 	assert.Equal(t, sc.SerialNumber, d.res["hw.serial_number"])
 	assert.Equal(t, sc.ScsiProduct, d.res["hw.model"])
 	d.expect(t, float64(sc.UserCapacity.Bytes), "hw.physical_disk.size")
@@ -435,8 +435,8 @@ func checkSCSIUnsupported(t *testing.T, d *smartDisk, sc smartctlOut) {
 // checkReadTime: the last successful read happened in this boot, when the tools ran (same clock).
 func checkReadTime(t *testing.T, d *smartDisk, tools map[string]json.RawMessage) {
 	t.Helper()
-	at, ok := d.get("hw.physical_disk.smart.read.time")
-	if d.state("hw.physical_disk.smart.read.status", "smart.read.status") != "ok" {
+	at, ok := d.get("disk_health.physical_disk.smart.read.time")
+	if d.state("disk_health.physical_disk.smart.read.status", "smart.read.status") != "ok" {
 		assert.False(t, ok, "%s: never read successfully, so no read time", d.name)
 		return
 	}
@@ -552,7 +552,7 @@ func checkBuiltInNames(t *testing.T, b *vmproto.SMARTBundle) {
 	assert.Equal(t, "built_in", driveDBSource(t, b.NoDriveDB), "no drivedb.h reachable: smart.go's names")
 	ata := 0
 	for name, d := range smartDisks(t, b.NoDriveDB) {
-		if d.res["disk.protocol"] != "ata" {
+		if d.res["disk_health.disk.protocol"] != "ata" {
 			continue
 		}
 		ata++
@@ -566,7 +566,7 @@ func checkBuiltInNames(t *testing.T, b *vmproto.SMARTBundle) {
 		for _, a := range sc.Attributes.Table {
 			if want, ok := healthInputs[a.ID]; ok {
 				seen++
-				_, named := d.get("hw.physical_disk.smart", "smart.attribute.id", strconv.FormatInt(a.ID, 10), "hw.physical_disk.smart_attribute", want)
+				_, named := d.get("hw.physical_disk.smart", "disk_health.smart.attribute.id", strconv.FormatInt(a.ID, 10), "hw.physical_disk.smart_attribute", want)
 				assert.True(t, named, "%s: attribute %d is not named %s: the health rules do not read it", name, a.ID, want)
 			}
 		}
@@ -605,8 +605,8 @@ func checkUnprivileged(t *testing.T, b *vmproto.SMARTBundle) {
 	up := smartDisks(t, b.Unpriv)
 	require.Len(t, up, 5)
 	for name, d := range up {
-		status := d.state("hw.physical_disk.smart.read.status", "smart.read.status")
-		switch d.res["disk.protocol"] {
+		status := d.state("disk_health.physical_disk.smart.read.status", "smart.read.status")
+		switch d.res["disk_health.disk.protocol"] {
 		case "ata":
 			assert.Equal(t, "permission_denied", status, "%s: a SATA disk is never misreported as SCSI", name)
 			assert.Empty(t, d.points["hw.physical_disk.smart"])
@@ -627,7 +627,7 @@ func checkUnprivileged(t *testing.T, b *vmproto.SMARTBundle) {
 		case "scsi":
 			assert.Contains(t, []string{"ok", "unsupported"}, status, "%s: SCSI needs no privilege", name)
 		default:
-			t.Errorf("%s: protocol %v", name, d.res["disk.protocol"])
+			t.Errorf("%s: protocol %v", name, d.res["disk_health.disk.protocol"])
 		}
 	}
 }

@@ -100,7 +100,7 @@ func TestPassThroughVerdictQEMU(t *testing.T) {
 	if b.KernelErrors != nil {
 		for disk := range b.States {
 			for k, v := range kernelErrorPoints(unmarshalMetrics(t, b.KernelErrors), disk) {
-				assert.Zero(t, v, "%s: system.disk.kernel.errors %s counts no pass-through command", disk, k)
+				assert.Zero(t, v, "%s: disk_health.disk.kernel.errors %s counts no pass-through command", disk, k)
 			}
 		}
 	}

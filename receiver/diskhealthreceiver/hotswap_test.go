@@ -110,7 +110,7 @@ func smartIDs(md pmetric.Metrics) map[string][]string {
 		ms := rms.At(i).ScopeMetrics().At(0).Metrics()
 		for k := range ms.Len() {
 			m := ms.At(k)
-			if m.Name() != "hw.physical_disk.smart.read.status" {
+			if m.Name() != "disk_health.physical_disk.smart.read.status" {
 				continue
 			}
 			dps := pdatawalk.NumberPoints(m)

@@ -53,7 +53,7 @@ func TestNVMeNamespacesNameTheirController(t *testing.T) {
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		attrs := rms.At(i).Resource().Attributes()
-		mm, _ := attrs.Get("disk.major_minor")
+		mm, _ := attrs.Get("disk_health.disk.major_minor")
 		p, ok := attrs.Get("hw.parent")
 		require.True(t, ok, "%s without hw.parent", mm.Str())
 		parents[mm.Str()] = p.Str()

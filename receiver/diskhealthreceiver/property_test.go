@@ -51,7 +51,7 @@ import (
 //   - no negative value in a monotonic sum, and no decrease of a cumulative point without a new start
 //     time;
 //   - start ≤ time;
-//   - ratios and utilizations within [0, 1], except system.disk.utilization, which is not clamped; it
+//   - ratios and utilizations within [0, 1], except disk_health.disk.utilization, which is not clamped; it
 //     stays within (Δt + 1 s) / Δt whatever was in flight and however long the host has been up (the
 //     boot time is minutes to 120 days ago), and a step of io_ticks (forward or back) that does not fit
 //     the interval gives 0;
@@ -706,8 +706,8 @@ func propConfig(root string) *Config {
 	nfs.MountPoints.Exclude = nil
 	nfs.StatfsTimeout = 200 * time.Millisecond
 	all := &nfs.MetricsBuilderConfig.Metrics
-	all.NfsClientMountProcedureCount.Enabled, all.NfsClientMountProcedureRoundTripTime.Enabled = true, true
-	all.NfsClientMountRPCBacklog.Enabled, all.NfsClientMountOperationExecuteTime.Enabled = true, true
+	all.DiskHealthNfsClientMountProcedureCount.Enabled, all.DiskHealthNfsClientMountProcedureRoundTripTime.Enabled = true, true
+	all.DiskHealthNfsClientMountRPCBacklog.Enabled, all.DiskHealthNfsClientMountOperationExecuteTime.Enabled = true, true
 	return cfg
 }
 
@@ -806,12 +806,12 @@ func checkPlausible(t *testing.T, md pmetric.Metrics, prev, cur map[string]propT
 		most := (dt + time.Second).Seconds() / dt.Seconds()
 		dev, _ := dp.Attributes().Get("system.device")
 		switch m.Name() {
-		case "system.disk.operation.rate":
+		case "disk_health.disk.operation.rate":
 			if dp.DoubleValue() > iostat.MaxOpsPerSecond*most*(1+1e-9) {
 				t.Fatalf("%q: %v operations per second over %v", dev.Str(), dp.DoubleValue(), dt)
 			}
 			return
-		case "system.disk.utilization":
+		case "disk_health.disk.utilization":
 		default:
 			return
 		}
@@ -886,8 +886,8 @@ func newPropState() *propState {
 // attrKinds are the sanitised kinds of the attributes read from the host.
 var attrKinds = map[string]sanitize.Kind{
 	"hw.model": sanitize.Model, "hw.serial_number": sanitize.Serial, "hw.firmware_version": sanitize.Firmware,
-	"disk.wwn": sanitize.WWN, "hw.id": sanitize.HWID, "disk.dm_name": sanitize.DMName,
-	"disk.parent": sanitize.Device, "hw.name": sanitize.Device, "system.device": sanitize.Device,
+	"disk_health.disk.wwn": sanitize.WWN, "hw.id": sanitize.HWID, "disk.dm_name": sanitize.DMName,
+	"disk_health.disk.parent": sanitize.Device, "hw.name": sanitize.Device, "system.device": sanitize.Device,
 	"system.filesystem.mountpoint": sanitize.MountPoint, "system.filesystem.type": sanitize.FSType,
 	"cgroup.path": sanitize.CgroupPath, "systemd.unit.name": sanitize.SystemdUnit,
 }
@@ -895,7 +895,8 @@ var attrKinds = map[string]sanitize.Kind{
 // capOf is the cap of an attribute's value (its sanitised kind's); other attributes are the receiver's
 // own values or built from capped parts, bounded by the largest cap.
 func capOf(metric, key string) int {
-	if key == "system.device" && (strings.HasPrefix(metric, "system.filesystem.") || strings.HasPrefix(metric, "nfs.") || strings.HasPrefix(metric, "fuse.")) {
+	if key == "system.device" && (strings.HasPrefix(metric, "system.filesystem.") || strings.HasPrefix(metric, "disk_health.filesystem.") ||
+		strings.HasPrefix(metric, "disk_health.nfs.") || strings.HasPrefix(metric, "fuse.")) {
 		return sanitize.Cap(sanitize.MountSource)
 	}
 	if k, ok := attrKinds[key]; ok {
@@ -973,12 +974,12 @@ func (s *propState) check(t *testing.T, md pmetric.Metrics) {
 		if dp.StartTimestamp() != 0 && dp.StartTimestamp() > dp.Timestamp() {
 			t.Fatalf("%s: start %v after time %v", name, dp.StartTimestamp(), dp.Timestamp())
 		}
-		if (strings.HasSuffix(name, "utilization") || strings.HasSuffix(name, ".ratio")) && name != "system.disk.utilization" {
+		if (strings.HasSuffix(name, "utilization") || strings.HasSuffix(name, ".ratio")) && name != "disk_health.disk.utilization" {
 			if v < 0 || v > 1 {
 				t.Fatalf("%s: %v outside [0, 1]", name, v)
 			}
 		}
-		if name == "system.disk.utilization" && v < 0 {
+		if name == "disk_health.disk.utilization" && v < 0 {
 			t.Fatalf("%s: %v", name, v)
 		}
 		if m.Type() != pmetric.MetricTypeSum || !m.Sum().IsMonotonic() {

@@ -51,13 +51,14 @@ type batches struct {
 
 func sourceOf(name string) string {
 	switch {
-	case strings.HasPrefix(name, "container."):
+	case strings.HasPrefix(name, "container.") || strings.HasPrefix(name, "disk_health.container."):
 		return "cgroups"
-	case name == "disk_health.latency.dropped", name == "system.disk.kernel.errors", strings.HasSuffix(name, ".duration"):
+	case name == "disk_health.latency.dropped", name == "disk_health.disk.kernel.errors", strings.HasSuffix(name, ".duration"):
 		return "latency"
-	case strings.HasPrefix(name, "hw.") || strings.HasPrefix(name, "disk_health.stack.") || strings.HasPrefix(name, "system.filesystem."):
+	case strings.HasPrefix(name, "hw.") || strings.HasPrefix(name, "disk_health.logical_disk.") || strings.HasPrefix(name, "disk_health.stack.") ||
+		strings.HasPrefix(name, "system.filesystem.") || strings.HasPrefix(name, "disk_health.filesystem."):
 		return "stack"
-	case strings.HasPrefix(name, "system.disk."):
+	case strings.HasPrefix(name, "system.disk.") || strings.HasPrefix(name, "disk_health.disk."):
 		return "iostat"
 	}
 	return "other: " + name

@@ -50,8 +50,8 @@ func LatencyPoints(md pmetric.Metrics, dev string) map[string]ExpHist {
 		if d, _ := dp.Attributes().Get("system.device"); d.Str() != dev {
 			return
 		}
-		dir := map[string]string{"system.disk.discard.operation.duration": "discard", "system.disk.flush.operation.duration": "flush"}[m.Name()]
-		if m.Name() == "system.disk.operation.duration" {
+		dir := map[string]string{"disk_health.disk.discard.operation.duration": "discard", "disk_health.disk.flush.operation.duration": "flush"}[m.Name()]
+		if m.Name() == "disk_health.disk.operation.duration" {
 			v, _ := dp.Attributes().Get("disk.io.direction")
 			dir = v.Str()
 		}

@@ -141,7 +141,7 @@ func run() (b vmproto.IOErrBundle, err error) {
 		return b, err
 	}
 	b.StackAfter = metricsJSON(smd)
-	b.ErrorsAfter = newestWith(ms, "system.disk.kernel.errors")
+	b.ErrorsAfter = newestWith(ms, "disk_health.disk.kernel.errors")
 	// Three more verdicts: the disk stays degraded and no second state change is sent.
 	last := md
 	for range 3 {
@@ -152,7 +152,7 @@ func run() (b vmproto.IOErrBundle, err error) {
 		}
 	}
 	b.Final = metricsJSON(last)
-	b.ErrorsFinal = newestWith(ms, "system.disk.kernel.errors")
+	b.ErrorsFinal = newestWith(ms, "disk_health.disk.kernel.errors")
 	return b, nil
 }
 

@@ -134,16 +134,16 @@ func accuracy(b *vmproto.NFSBundle, logf func(string, ...any), with ...mount) er
 		"collection_interval": accuracyInterval.String(),
 		"netfs":               map[string]any{"statfs_timeout": statfsTimeout.String()},
 		"metrics": map[string]any{
-			"nfs.client.mount.operation.execute_time": map[string]any{"enabled": true},
-			"nfs.client.mount.operation.queue_time":   map[string]any{"enabled": true},
-			"nfs.client.mount.io":                     map[string]any{"enabled": true},
+			"disk_health.nfs.client.mount.operation.execute_time": map[string]any{"enabled": true},
+			"disk_health.nfs.client.mount.operation.queue_time":   map[string]any{"enabled": true},
+			"disk_health.nfs.client.mount.io":                     map[string]any{"enabled": true},
 		},
 	})
 	if err != nil {
 		return err
 	}
 	defer stop()
-	first, next, err := guestrx.WaitExport(ms, 0, wait, "the first netfs scrape", guestrx.HasMetric("system.filesystem.client.state"))
+	first, next, err := guestrx.WaitExport(ms, 0, wait, "the first netfs scrape", guestrx.HasMetric("disk_health.filesystem.client.state"))
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func accuracy(b *vmproto.NFSBundle, logf func(string, ...any), with ...mount) er
 	if took := time.Since(start); took >= accuracyInterval {
 		return fmt.Errorf("the I/O ended %v after the receiver started, past its second scrape (%v): the bracket is broken", took, accuracyInterval)
 	}
-	second, _, err := guestrx.WaitExport(ms, next, wait, "the second netfs scrape", guestrx.HasMetric("system.filesystem.client.state"))
+	second, _, err := guestrx.WaitExport(ms, next, wait, "the second netfs scrape", guestrx.HasMetric("disk_health.filesystem.client.state"))
 	if err != nil {
 		return err
 	}
@@ -325,7 +325,7 @@ func hang(b *vmproto.NFSBundle, logf func(string, ...any), with ...mount) error 
 	stop()
 	stopped = true
 	for _, md := range ms.AllMetrics() {
-		if guestrx.HasMetric("system.filesystem.client.state")(md) {
+		if guestrx.HasMetric("disk_health.filesystem.client.state")(md) {
 			b.NetfsExports = append(b.NetfsExports, guestrx.MetricsJSON(md))
 		} else if guestrx.HasMetric("system.disk.io")(md) {
 			b.IostatAt = append(b.IostatAt, latest(md))
@@ -380,11 +380,11 @@ func kernelLog(b *vmproto.NFSBundle) error {
 func stateOf(md pmetric.Metrics, point string) string {
 	var s string
 	pdatawalk.ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
-		if m.Name() != "system.filesystem.client.state" || dp.IntValue() != 1 {
+		if m.Name() != "disk_health.filesystem.client.state" || dp.IntValue() != 1 {
 			return
 		}
 		if mp, ok := dp.Attributes().Get("system.filesystem.mountpoint"); ok && mp.Str() == point {
-			st, _ := dp.Attributes().Get("state")
+			st, _ := dp.Attributes().Get("disk_health.client.state")
 			s = st.AsString()
 		}
 	})

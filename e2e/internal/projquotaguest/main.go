@@ -94,7 +94,7 @@ func run(b *vmproto.ProjQuotaBundle) error {
 		return err
 	}
 	md, _, err := guestrx.WaitExport(ms, 0, 60*time.Second, "every project directory", func(md pmetric.Metrics) bool {
-		return countPoints(md, "system.filesystem.project.usage") >= 2*dirs
+		return countPoints(md, "disk_health.filesystem.project.usage") >= 2*dirs
 	})
 	start := time.Now()
 	stop()
@@ -159,11 +159,11 @@ func countPoints(md pmetric.Metrics, name string) int {
 
 // record files one point under its filesystem (by the directory the projects file gave) and directory.
 func record(b *vmproto.ProjQuotaBundle, fsb map[string]*vmproto.ProjQuotaFS, name string, dp pmetric.NumberDataPoint) {
-	dir, _ := dp.Attributes().Get("system.filesystem.project.directory")
-	pname, _ := dp.Attributes().Get("system.filesystem.project.name")
+	dir, _ := dp.Attributes().Get("disk_health.filesystem.project.directory")
+	pname, _ := dp.Attributes().Get("disk_health.filesystem.project.name")
 	f := fsb[strings.TrimSuffix(filepath.Dir(dir.Str()), "/runs")]
-	if name == "system.filesystem.projects" {
-		b.Logs = append(b.Logs, fmt.Sprintf("system.filesystem.projects = %d", dp.IntValue()))
+	if name == "disk_health.filesystem.projects" {
+		b.Logs = append(b.Logs, fmt.Sprintf("disk_health.filesystem.projects = %d", dp.IntValue()))
 		return
 	}
 	if f == nil {
@@ -176,15 +176,15 @@ func record(b *vmproto.ProjQuotaBundle, fsb map[string]*vmproto.ProjQuotaFS, nam
 		return
 	}
 	d.Name = pname.Str()
-	lt, _ := dp.Attributes().Get("system.filesystem.project.limit.type")
+	lt, _ := dp.Attributes().Get("disk_health.filesystem.project.limit.type")
 	switch name + " " + lt.Str() {
-	case "system.filesystem.project.usage ":
+	case "disk_health.filesystem.project.usage ":
 		d.Usage = dp.IntValue()
-	case "system.filesystem.project.headroom ":
+	case "disk_health.filesystem.project.headroom ":
 		d.Headroom = dp.IntValue()
-	case "system.filesystem.project.limit hard":
+	case "disk_health.filesystem.project.limit hard":
 		d.GotHard = dp.IntValue()
-	case "system.filesystem.project.limit soft":
+	case "disk_health.filesystem.project.limit soft":
 		d.GotSoft = dp.IntValue()
 	}
 }

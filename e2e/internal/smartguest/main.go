@@ -179,7 +179,7 @@ func run() (vmproto.SMARTBundle, error) {
 	}()
 
 	// Phase 1.
-	smartMD, next, err := guestrx.WaitExport(ms, 0, 60*time.Second, "SMART metrics", hasMetric("hw.physical_disk.smart.read.status"))
+	smartMD, next, err := guestrx.WaitExport(ms, 0, 60*time.Second, "SMART metrics", hasMetric("disk_health.physical_disk.smart.read.status"))
 	if err != nil {
 		return b, err
 	}
@@ -191,7 +191,7 @@ func run() (vmproto.SMARTBundle, error) {
 	b.Phase1 = vmproto.SMARTPhase{SMART: metricsJSON(smartMD), IO: metricsJSON(ioMD)}
 	// Two more cycles inside the window: the IDENTIFY cache is warm from here on.
 	for range 2 {
-		if _, next, err = guestrx.WaitExport(ms, next, 30*time.Second, "a later SMART read", hasMetric("hw.physical_disk.smart.read.status")); err != nil {
+		if _, next, err = guestrx.WaitExport(ms, next, 30*time.Second, "a later SMART read", hasMetric("disk_health.physical_disk.smart.read.status")); err != nil {
 			return b, err
 		}
 	}
@@ -291,7 +291,7 @@ func many() (vmproto.SMARTMany, error) {
 	if err != nil {
 		return m, err
 	}
-	smart := hasMetric("hw.physical_disk.smart.read.status")
+	smart := hasMetric("disk_health.physical_disk.smart.read.status")
 	var sets [][]string
 	seen := 0
 	for deadline := time.Now().Add(20 * time.Minute); len(sets) < manyReads; time.Sleep(200 * time.Millisecond) {
@@ -400,7 +400,7 @@ func firstSMART() error {
 		return err
 	}
 	defer stop()
-	md, _, err := guestrx.WaitExport(ms, 0, 60*time.Second, "SMART metrics", hasMetric("hw.physical_disk.smart.read.status"))
+	md, _, err := guestrx.WaitExport(ms, 0, 60*time.Second, "SMART metrics", hasMetric("disk_health.physical_disk.smart.read.status"))
 	if err != nil {
 		return err
 	}

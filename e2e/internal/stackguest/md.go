@@ -53,7 +53,7 @@ func mdPart(e *env) error {
 	if err := e.compareMD("failed", md, id, a, b, b); err != nil {
 		return err
 	}
-	parent := attr(md, "hw.logical_disk.md.member.state", id, map[string]string{"md.member": b}, "hw.parent")
+	parent := attr(md, "disk_health.logical_disk.md.member.state", id, map[string]string{"md.member": b}, "hw.parent")
 	e.check("failed: member "+b+" has a hw.id (hw.parent)", "yes", yes(parent != ""))
 	time.Sleep(2 * interval) // later scrapes must not repeat the event
 	evs := events(e.ls, logsFrom, id)
@@ -95,10 +95,10 @@ func mdPart(e *env) error {
 			return err
 		}
 		from = next
-		if v, ok := value(md, "hw.logical_disk.md.sync.progress", id, nil); ok {
+		if v, ok := value(md, "disk_health.logical_disk.md.sync.progress", id, nil); ok {
 			progress = append(progress, v)
 		}
-		if v, _ := value(md, "hw.logical_disk.md.sync_action", id, map[string]string{"md.sync_action": "recover"}); v == 1 {
+		if v, _ := value(md, "disk_health.logical_disk.md.sync_action", id, map[string]string{"md.sync_action": "recover"}); v == 1 {
 			recovering = true
 			if len(progress) == 1 { // the tools' view of a running recovery, once
 				_, _ = e.tool("recovering: mdadm --detail", "mdadm", "--detail", "/dev/md0") // shown, not compared
@@ -128,7 +128,7 @@ func mdPart(e *env) error {
 	if err != nil {
 		return err
 	}
-	_, hasProgress := value(md, "hw.logical_disk.md.sync.progress", id, nil)
+	_, hasProgress := value(md, "disk_health.logical_disk.md.sync.progress", id, nil)
 	e.check("recovered: no progress series once done", "no", yes(hasProgress))
 	return e.compareMD("recovered", md, id, a, b, "")
 }
@@ -160,18 +160,18 @@ func (e *env) compareMD(step string, md pmetric.Metrics, id, a, b, faulty string
 	e.check(step+": hw.id is md: and the array's UUID (mdadm UUID)", "md:"+strings.ReplaceAll(d["UUID"], ":", ""),
 		strings.ReplaceAll(attr(md, "hw.logical_disk.limit", id, nil, "hw.id"), "-", ""))
 	e.check(step+": level (mdadm Raid Level)", d["Raid Level"], attr(md, "hw.logical_disk.limit", id, nil, "hw.logical_disk.raid_level"))
-	e.check(step+": sync action idle", "1", num(md, "hw.logical_disk.md.sync_action", id, map[string]string{"md.sync_action": "idle"}))
+	e.check(step+": sync action idle", "1", num(md, "disk_health.logical_disk.md.sync_action", id, map[string]string{"md.sync_action": "idle"}))
 	e.check(step+": size bytes (mdadm Array Size KiB × 1024)", strconv.FormatUint(kib*1024, 10), num(md, "hw.logical_disk.limit", id, nil))
-	e.check(step+": raid disks (mdadm Raid Devices)", strconv.Itoa(raid), num(md, "hw.logical_disk.md.raid_disks", id, nil))
-	e.check(step+": degraded (Raid Devices − Active Devices)", strconv.Itoa(raid-active), num(md, "hw.logical_disk.md.degraded", id, nil))
+	e.check(step+": raid disks (mdadm Raid Devices)", strconv.Itoa(raid), num(md, "disk_health.logical_disk.md.raid_disks", id, nil))
+	e.check(step+": degraded (Raid Devices − Active Devices)", strconv.Itoa(raid-active), num(md, "disk_health.logical_disk.md.degraded", id, nil))
 	m := regexp.MustCompile(`\[(\d+)/(\d+)\] \[([U_]+)\]`).FindStringSubmatch(mdstat)
 	if m == nil {
 		return fmt.Errorf("no [n/m] [UU] in /proc/mdstat:\n%s", mdstat)
 	}
 	n, _ := strconv.Atoi(m[1])
 	w, _ := strconv.Atoi(m[2])
-	e.check(step+": raid disks (/proc/mdstat [n/m] n)", m[1], num(md, "hw.logical_disk.md.raid_disks", id, nil))
-	e.check(step+": degraded (/proc/mdstat n − m)", strconv.Itoa(n-w), num(md, "hw.logical_disk.md.degraded", id, nil))
+	e.check(step+": raid disks (/proc/mdstat [n/m] n)", m[1], num(md, "disk_health.logical_disk.md.raid_disks", id, nil))
+	e.check(step+": degraded (/proc/mdstat n − m)", strconv.Itoa(n-w), num(md, "disk_health.logical_disk.md.degraded", id, nil))
 	wantStatus := "ok"
 	if n != w {
 		wantStatus = "degraded"
@@ -188,12 +188,12 @@ func (e *env) compareMD(step string, md pmetric.Metrics, id, a, b, faulty string
 			} else {
 				e.check(step+": /proc/mdstat marks "+mem+" (F)", want, "0")
 			}
-			e.check(step+": "+mem+" faulty series", want, num(md, "hw.logical_disk.md.member.state", id, map[string]string{"md.member": mem, "md.member.state": "faulty"}))
+			e.check(step+": "+mem+" faulty series", want, num(md, "disk_health.logical_disk.md.member.state", id, map[string]string{"md.member": mem, "disk_health.md.member_state": "faulty"}))
 			inSync := "1"
 			if mem == faulty {
 				inSync = "0"
 			}
-			e.check(step+": "+mem+" in_sync series", inSync, num(md, "hw.logical_disk.md.member.state", id, map[string]string{"md.member": mem, "md.member.state": "in_sync"}))
+			e.check(step+": "+mem+" in_sync series", inSync, num(md, "disk_health.logical_disk.md.member.state", id, map[string]string{"md.member": mem, "disk_health.md.member_state": "in_sync"}))
 		}
 	}
 	return nil

@@ -58,8 +58,8 @@ func multipathPart(e *env) error {
 			}
 		}
 		e.check(s.step+": active paths (the action)", strconv.Itoa(s.active), strconv.Itoa(active))
-		e.check(s.step+": active paths (dmsetup status A)", strconv.Itoa(active), num(md, "hw.logical_disk.multipath.paths", id, map[string]string{"multipath.path.state": "active"}))
-		e.check(s.step+": failed paths (dmsetup status F)", strconv.Itoa(failed), num(md, "hw.logical_disk.multipath.paths", id, map[string]string{"multipath.path.state": "failed"}))
+		e.check(s.step+": active paths (dmsetup status A)", strconv.Itoa(active), num(md, "disk_health.logical_disk.multipath.paths", id, map[string]string{"multipath.path.state": "active"}))
+		e.check(s.step+": failed paths (dmsetup status F)", strconv.Itoa(failed), num(md, "disk_health.logical_disk.multipath.paths", id, map[string]string{"multipath.path.state": "failed"}))
 		e.check(s.step+": hw.status", s.want, status(md, id))
 		if s.fail != "" {
 			time.Sleep(2 * interval)

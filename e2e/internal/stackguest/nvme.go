@@ -366,7 +366,7 @@ func nvmeJoin(e *env, id, head string) {
 	// SMART: the smart source reads every NVMe disk through its block device (an admin command on the
 	// multipath head goes to one of its live controllers); nvmet answers the SMART / Health log page.
 	md, err = e.export(-1, "SMART of "+head, func(md pmetric.Metrics) bool { return smartNames(md)[id] != "" })
-	e.check("SMART: a hw.physical_disk.smart.read.status series with hw.id of "+head, "yes", yes(err == nil))
+	e.check("SMART: a disk_health.physical_disk.smart.read.status series with hw.id of "+head, "yes", yes(err == nil))
 	if err != nil {
 		var seen []string
 		for _, md := range e.ms.AllMetrics() {
@@ -461,7 +461,7 @@ func deviceID(md pmetric.Metrics, metric, name string) string {
 func smartNames(md pmetric.Metrics) map[string]string {
 	out := map[string]string{}
 	pdatawalk.ForEachNumberPoint(md, func(res pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
-		if m.Name() == "hw.physical_disk.smart.read.status" {
+		if m.Name() == "disk_health.physical_disk.smart.read.status" {
 			out[str(res, dp.Attributes(), "hw.id")] = str(res, dp.Attributes(), "hw.name")
 		}
 	})
@@ -473,7 +473,7 @@ func smartStatus(md pmetric.Metrics, id string) string {
 	s := ""
 	pdatawalk.ForEachNumberPoint(md, func(res pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
 		a := dp.Attributes()
-		if m.Name() == "hw.physical_disk.smart.read.status" && str(res, a, "hw.id") == id && dp.IntValue() == 1 {
+		if m.Name() == "disk_health.physical_disk.smart.read.status" && str(res, a, "hw.id") == id && dp.IntValue() == 1 {
 			s = str(res, a, "smart.read.status")
 		}
 	})

@@ -90,13 +90,13 @@ func thinPart(e *env) error {
 		e.check(s.step+": data used bytes (used data blocks × 64 KiB)", strconv.FormatUint(ud*blockSectors*512, 10), num(md, "hw.logical_disk.usage", id, map[string]string{"hw.logical_disk.state": "used"}))
 		e.check(s.step+": data free bytes", strconv.FormatUint((td-ud)*blockSectors*512, 10), num(md, "hw.logical_disk.usage", id, map[string]string{"hw.logical_disk.state": "free"}))
 		e.check(s.step+": data size bytes (data blocks × 64 KiB)", strconv.FormatUint(td*blockSectors*512, 10), num(md, "hw.logical_disk.limit", id, nil))
-		e.check(s.step+": metadata used bytes (used metadata blocks × 4 KiB)", strconv.FormatUint(um*4096, 10), num(md, "hw.logical_disk.metadata.usage", id, map[string]string{"hw.logical_disk.state": "used"}))
-		e.check(s.step+": metadata size bytes (metadata blocks × 4 KiB)", strconv.FormatUint(tm*4096, 10), num(md, "hw.logical_disk.metadata.limit", id, nil))
+		e.check(s.step+": metadata used bytes (used metadata blocks × 4 KiB)", strconv.FormatUint(um*4096, 10), num(md, "disk_health.logical_disk.metadata.usage", id, map[string]string{"hw.logical_disk.state": "used"}))
+		e.check(s.step+": metadata size bytes (metadata blocks × 4 KiB)", strconv.FormatUint(tm*4096, 10), num(md, "disk_health.logical_disk.metadata.limit", id, nil))
 		ratio := float64(ud) / float64(td)
 		e.part.Series[s.step+": data used share"] = ratio
 		e.check(s.step+": data utilization", strconv.FormatFloat(ratio, 'f', 4, 64), fnum(md, "hw.logical_disk.utilization", id, map[string]string{"hw.logical_disk.state": "used"}))
 		e.check(s.step+": mode (dmsetup status)", s.mode, f[7])
-		e.check(s.step+": thin_pool.mode series", "1", num(md, "hw.logical_disk.thin_pool.mode", id, map[string]string{"thin_pool.mode": f[7]}))
+		e.check(s.step+": thin_pool.mode series", "1", num(md, "disk_health.logical_disk.thin_pool.mode", id, map[string]string{"thin_pool.mode": f[7]}))
 		e.check(s.step+": hw.status", s.want, status(md, id))
 	}
 	return nil

@@ -81,7 +81,7 @@ func run() (b vmproto.VerdictBundle, err error) {
 		}
 	}()
 
-	isRead, isStack := guestrx.HasMetric("hw.physical_disk.smart.read.status"), guestrx.HasMetric("hw.physical_disk.scsi.commands")
+	isRead, isStack := guestrx.HasMetric("disk_health.physical_disk.smart.read.status"), guestrx.HasMetric("disk_health.physical_disk.scsi.commands")
 	// Each sample follows a read that ended after the previous sample: exports that piled up while the
 	// guest waited for CPU are skipped, not sampled at once.
 	for i := range aloneReads {
@@ -158,7 +158,7 @@ func run() (b vmproto.VerdictBundle, err error) {
 				b.States[disk][state]++
 			}
 		}
-		if guestrx.HasMetric("system.disk.kernel.errors")(md) {
+		if guestrx.HasMetric("disk_health.disk.kernel.errors")(md) {
 			b.KernelErrors = guestrx.MetricsJSON(md)
 		}
 		b.Latency = b.Latency || guestrx.HasMetric("disk_health.latency.dropped")(md)

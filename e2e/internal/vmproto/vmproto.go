@@ -149,7 +149,7 @@ type IOErrBundle struct {
 	Before         json.RawMessage `json:"before"` // OTLP JSON: the export with the verdict before the reads
 	After          json.RawMessage `json:"after"`  // OTLP JSON: a latency export and a SMART verdict after them
 	Final          json.RawMessage `json:"final"`  // OTLP JSON: the last export, several verdicts later
-	// ErrorsAfter and ErrorsFinal are the newest exports with system.disk.kernel.errors (the latency
+	// ErrorsAfter and ErrorsFinal are the newest exports with disk_health.disk.kernel.errors (the latency
 	// source's scrape, apart from SMART's) at After's and at Final's time.
 	ErrorsAfter json.RawMessage `json:"errors_after"`
 	ErrorsFinal json.RawMessage `json:"errors_final"`
@@ -185,7 +185,7 @@ type VerdictBundle struct {
 	// Smartctl counts the smartctl runs per device node; SmartctlFailed those that printed no JSON.
 	Smartctl       map[string]int `json:"smartctl"`
 	SmartctlFailed []string       `json:"smartctl_failed"`
-	// KernelErrors is the newest export with system.disk.kernel.errors (the latency source), nil if
+	// KernelErrors is the newest export with disk_health.disk.kernel.errors (the latency source), nil if
 	// it never had one; Latency says whether the latency source exported its histograms.
 	KernelErrors json.RawMessage `json:"kernel_errors"`
 	Latency      bool            `json:"latency"`

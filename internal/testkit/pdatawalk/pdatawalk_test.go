@@ -23,7 +23,7 @@ func TestWalks(t *testing.T) {
 			dp.Attributes().PutStr("system.device", dev)
 		}
 		g := ms.AppendEmpty()
-		g.SetName("system.disk.utilization")
+		g.SetName("disk_health.disk.utilization")
 		g.SetEmptyGauge().DataPoints().AppendEmpty().Attributes().PutStr("system.device", "nvme0n1")
 		h := ms.AppendEmpty()
 		h.SetName("disk_health.latency.duration")
@@ -35,15 +35,15 @@ func TestWalks(t *testing.T) {
 		host, _ := res.Attributes().Get("host.name")
 		metrics = append(metrics, host.Str()+"/"+m.Name())
 	})
-	assert.Equal(t, []string{"a/system.disk.io", "a/system.disk.utilization", "a/disk_health.latency.duration",
-		"b/system.disk.io", "b/system.disk.utilization", "b/disk_health.latency.duration"}, metrics)
+	assert.Equal(t, []string{"a/system.disk.io", "a/disk_health.disk.utilization", "a/disk_health.latency.duration",
+		"b/system.disk.io", "b/disk_health.disk.utilization", "b/disk_health.latency.duration"}, metrics)
 	ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
 		dev, _ := dp.Attributes().Get("system.device")
 		points = append(points, m.Name()+"/"+dev.Str())
 	})
 	assert.Len(t, points, 6)
-	assert.Equal(t, []string{"system.disk.io/sda", "system.disk.io/sda", "system.disk.utilization/nvme0n1",
-		"system.disk.io/sda", "system.disk.io/sdb", "system.disk.utilization/nvme0n1"}, points)
+	assert.Equal(t, []string{"system.disk.io/sda", "system.disk.io/sda", "disk_health.disk.utilization/nvme0n1",
+		"system.disk.io/sda", "system.disk.io/sdb", "disk_health.disk.utilization/nvme0n1"}, points)
 	assert.Equal(t, []string{"sda", "nvme0n1", "sdb"}, Devices(md), "each once, in order")
 	var counts []uint64
 	ForEachHistogramPoint(md, func(_ pcommon.Resource, _ pmetric.Metric, dp pmetric.ExponentialHistogramDataPoint) {

@@ -38,7 +38,7 @@ func TestIdentityCacheNVMeParents(t *testing.T) {
 	assert.Equal(t, uint32(2), n2.NSID)
 	assert.Equal(t, "eui.002538b111b2c3d5", DiskID(n2), "a namespace keeps its own hw.id")
 	p, _ := c.Get("nvme0n2p1")
-	assert.Empty(t, p.HWParent, "partitions name their disk (disk.parent), not the controller")
+	assert.Empty(t, p.HWParent, "partitions name their disk (disk_health.disk.parent), not the controller")
 	mp, _ := c.Get("nvme2n1")
 	assert.Equal(t, "nvme2", mp.Controller, "the first controller of the subsystem, by number")
 	assert.Equal(t, uint32(1), mp.NSID, "from the name when there is no nsid attribute")

@@ -354,7 +354,7 @@ func TestConfigValidate(t *testing.T) {
 
 // TestCollectorOneCounterBackStartsANewSeries: a cgroup whose total grew while one of its counters went
 // back (discard bytes here) restarts its series: the old check on the total alone kept the start time,
-// so container.disk.discard.io fell within one series.
+// so disk_health.container.disk.discard.io fell within one series.
 func TestCollectorOneCounterBackStartsANewSeries(t *testing.T) {
 	root := t.TempDir()
 	cg := filepath.Join(root, "cg")

@@ -36,8 +36,8 @@ const (
 	Model       Kind = iota // hw.model: 128
 	Serial                  // hw.serial_number: 256 (a SCSI VPD page 0x80 serial can have 251)
 	Firmware                // hw.firmware_version: 64
-	WWN                     // disk.wwn: 256
-	Device                  // kernel device names (system.device, disk.parent, hw.name): 64
+	WWN                     // disk_health.disk.wwn: 256
+	Device                  // kernel device names (system.device, disk_health.disk.parent, hw.name): 64
 	DMName                  // disk.dm_name: 128 (the kernel's DM_NAME_LEN)
 	MountSource             // a mount's source (system.device of a filesystem): 1024
 	MountPoint              // system.filesystem.mountpoint: 4096 (PATH_MAX)
@@ -45,8 +45,8 @@ const (
 	CgroupPath              // cgroup.path: 4096
 	SystemdUnit             // systemd.unit.name: 256 (systemd's own limit)
 	HWID                    // hw.id: 512 (built from capped parts: WWN, or model_serial)
-	FSUUID                  // system.filesystem.uuid: 64 (a by-uuid link name; blkid's are at most 36)
-	ProjectName             // system.filesystem.project.name: 256 (an /etc/projid name)
+	FSUUID                  // disk_health.filesystem.uuid: 64 (a by-uuid link name; blkid's are at most 36)
+	ProjectName             // disk_health.filesystem.project.name: 256 (an /etc/projid name)
 	NVMeAddress             // an NVMe controller's address (traddr=…,trsvcid=…,host_traddr=…): 512
 	NumKinds                // the number of kinds
 )
@@ -58,7 +58,7 @@ var kinds = [NumKinds]struct {
 	Model:       {"hw.model", 128},
 	Serial:      {"hw.serial_number", 256},
 	Firmware:    {"hw.firmware_version", 64},
-	WWN:         {"disk.wwn", 256},
+	WWN:         {"disk_health.disk.wwn", 256},
 	Device:      {"device name", 64},
 	DMName:      {"disk.dm_name", 128},
 	MountSource: {"mount source", 1024},
@@ -67,8 +67,8 @@ var kinds = [NumKinds]struct {
 	CgroupPath:  {"cgroup.path", 4096},
 	SystemdUnit: {"systemd.unit.name", 256},
 	HWID:        {"hw.id", 512},
-	FSUUID:      {"system.filesystem.uuid", 64},
-	ProjectName: {"system.filesystem.project.name", 256},
+	FSUUID:      {"disk_health.filesystem.uuid", 64},
+	ProjectName: {"disk_health.filesystem.project.name", 256},
 	NVMeAddress: {"nvme address", 512},
 }
 

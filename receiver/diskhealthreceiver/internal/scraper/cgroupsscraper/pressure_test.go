@@ -15,7 +15,7 @@ import (
 	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 )
 
-// TestCgroupPressureTotalWentBack: a cgroup's container.io.linux.pressure.total that goes back while its
+// TestCgroupPressureTotalWentBack: a cgroup's disk_health.container.io.linux.pressure.total that goes back while its
 // I/O counters do not is a new series (a start time of its own, the previous reading), never a fall
 // within one; the I/O counters keep theirs.
 func TestCgroupPressureTotalWentBack(t *testing.T) {
@@ -37,7 +37,7 @@ func TestCgroupPressureTotalWentBack(t *testing.T) {
 	starts := func(md pmetric.Metrics) (psi, io time.Time) {
 		pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 			switch m.Name() {
-			case "container.io.linux.pressure.total":
+			case "disk_health.container.io.linux.pressure.total":
 				psi = m.Sum().DataPoints().At(0).StartTimestamp().AsTime()
 			case "container.disk.io":
 				io = m.Sum().DataPoints().At(0).StartTimestamp().AsTime()

@@ -73,7 +73,7 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*cgrou
 func (s *cgroupScraper) start(context.Context, component.Host) error {
 	h, err := cgroupio.Detect(filepath.Join(s.root, "sys", "fs", "cgroup"))
 	if errors.Is(err, cgroupio.ErrNoIOAccounting) {
-		s.logger.Info("No per-cgroup I/O accounting on this host: container.disk.* are not reported.", zap.Error(err))
+		s.logger.Info("No per-cgroup I/O accounting on this host: container.disk.io and disk_health.container.* are not reported.", zap.Error(err))
 		s.cfg.Status.Set("hierarchy", emit.StateOff, emit.ReasonUnsupportedKernel)
 		return nil
 	}
@@ -185,7 +185,7 @@ func (s *cgroupScraper) resource(cg *cgroupio.Cgroup) pcommon.Resource {
 	emit.SetIfNotEmpty(rb.SetContainerID, cg.ContainerID)
 	emit.SetIfNotEmpty(rb.SetContainerRuntimeName, cg.Runtime)
 	emit.SetIfNotEmpty(rb.SetK8sPodUID, cg.PodUID)
-	emit.SetIfNotEmpty(rb.SetK8sPodQosClass, cg.QoSClass)
+	emit.SetIfNotEmpty(rb.SetDiskHealthK8sPodQosClass, cg.QoSClass)
 	emit.SetIfNotEmpty(rb.SetSystemdUnitName, cg.SystemdUnit)
 	return rb.Emit()
 }
@@ -204,24 +204,24 @@ func (s *cgroupScraper) record(ts pcommon.Timestamp, cg *cgroupio.Cgroup, devs [
 		}
 		e.AppendContainerDiskIoDataPoint(ts, emit.Int(d.ReadBytes), cg.Path, dev, rd)
 		e.AppendContainerDiskIoDataPoint(ts, emit.Int(d.WriteBytes), cg.Path, dev, wr)
-		e.AppendContainerDiskOperationsDataPoint(ts, emit.Int(d.ReadOps), cg.Path, dev, rd)
-		e.AppendContainerDiskOperationsDataPoint(ts, emit.Int(d.WriteOps), cg.Path, dev, wr)
+		e.AppendDiskHealthContainerDiskOperationsDataPoint(ts, emit.Int(d.ReadOps), cg.Path, dev, rd)
+		e.AppendDiskHealthContainerDiskOperationsDataPoint(ts, emit.Int(d.WriteOps), cg.Path, dev, wr)
 		if d.HasDiscard {
-			e.AppendContainerDiskDiscardIoDataPoint(ts, emit.Int(d.DiscardBytes), cg.Path, dev)
-			e.AppendContainerDiskDiscardOperationsDataPoint(ts, emit.Int(d.DiscardOps), cg.Path, dev)
+			e.AppendDiskHealthContainerDiskDiscardIoDataPoint(ts, emit.Int(d.DiscardBytes), cg.Path, dev)
+			e.AppendDiskHealthContainerDiskDiscardOperationsDataPoint(ts, emit.Int(d.DiscardOps), cg.Path, dev)
 		}
 	}
 	if cg.HasPressure {
-		some, full := metadata.AttributeSystemLinuxPressureStallTypeSome, metadata.AttributeSystemLinuxPressureStallTypeFull
+		some, full := metadata.AttributeDiskHealthLinuxPressureStallTypeSome, metadata.AttributeDiskHealthLinuxPressureStallTypeFull
 		// The totals have a start of their own: they may go back while the I/O counters do not.
 		psiStart, ioStart := pcommon.NewTimestampFromTime(cg.PressureStart), pcommon.NewTimestampFromTime(cg.Start)
-		record := func(st pressure.Stall, kind metadata.AttributeSystemLinuxPressureStallType) {
+		record := func(st pressure.Stall, kind metadata.AttributeDiskHealthLinuxPressureStallType) {
 			e.SetStartTime(psiStart)
-			e.AppendContainerIoLinuxPressureTotalDataPoint(ts, st.TotalSeconds(), cg.Path, kind)
+			e.AppendDiskHealthContainerIoLinuxPressureTotalDataPoint(ts, st.TotalSeconds(), cg.Path, kind)
 			e.SetStartTime(ioStart)
-			e.AppendContainerIoLinuxPressure10sDataPoint(ts, st.Avg10, cg.Path, kind)
-			e.AppendContainerIoLinuxPressure1mDataPoint(ts, st.Avg60, cg.Path, kind)
-			e.AppendContainerIoLinuxPressure5mDataPoint(ts, st.Avg300, cg.Path, kind)
+			e.AppendDiskHealthContainerIoLinuxPressure10sDataPoint(ts, st.Avg10, cg.Path, kind)
+			e.AppendDiskHealthContainerIoLinuxPressure1mDataPoint(ts, st.Avg60, cg.Path, kind)
+			e.AppendDiskHealthContainerIoLinuxPressure5mDataPoint(ts, st.Avg300, cg.Path, kind)
 		}
 		record(cg.Pressure.Some, some)
 		if cg.Pressure.HasFull {

@@ -85,11 +85,11 @@ func TestCgroupScraperGolden(t *testing.T) {
 				for _, w := range tc.enable {
 					switch w {
 					case "10s":
-						cfg.MetricsBuilderConfig.Metrics.ContainerIoLinuxPressure10s.Enabled = true
+						cfg.MetricsBuilderConfig.Metrics.DiskHealthContainerIoLinuxPressure10s.Enabled = true
 					case "1m":
-						cfg.MetricsBuilderConfig.Metrics.ContainerIoLinuxPressure1m.Enabled = true
+						cfg.MetricsBuilderConfig.Metrics.DiskHealthContainerIoLinuxPressure1m.Enabled = true
 					case "5m":
-						cfg.MetricsBuilderConfig.Metrics.ContainerIoLinuxPressure5m.Enabled = true
+						cfg.MetricsBuilderConfig.Metrics.DiskHealthContainerIoLinuxPressure5m.Enabled = true
 					}
 				}
 				clock := t0
@@ -133,7 +133,7 @@ func TestCgroupScraperDeviceNamesAndFilter(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, md.ResourceMetrics().Len(), "only the besteffort pod used sda and dm-0")
 	res := md.ResourceMetrics().At(0).Resource().Attributes()
-	qos, _ := res.Get("k8s.pod.qos_class")
+	qos, _ := res.Get("disk_health.k8s.pod.qos_class")
 	assert.Equal(t, "besteffort", qos.Str())
 	assert.ElementsMatch(t, []string{"sda", "253:0"}, pdatawalk.Devices(md))
 }

@@ -40,8 +40,11 @@ func (e *Emitter) Names() []string {
 // Hostmetrics returns the emitter of a source's hostmetrics-compatible set under conventions:
 // hostmetrics, nil (E's zero) under the others. It first switches off, in metrics (a pointer to the
 // source's generated MetricsConfig), the source's own metrics of the set's names, as a user's
-// `enabled: false` would: hostmetrics' metrics replace them, so no series repeats a name.
-func Hostmetrics[E interface{ Names() []string }](conv Conventions, metrics any, newEmitter func() E) (E, error) {
+// `enabled: false` would: hostmetrics' metrics replace them, so no series repeats a name. ours names
+// the source's own metric of a hostmetrics name where the two differ (hostmetrics name → ours: a
+// metric semconv does not define is ours in disk_health.*, hostmetrics keeps it in system.*); that one
+// is switched off too.
+func Hostmetrics[E interface{ Names() []string }](conv Conventions, metrics any, newEmitter func() E, ours map[string]string) (E, error) {
 	var none E
 	if conv != ConventionsHostmetrics {
 		return none, nil
@@ -49,6 +52,9 @@ func Hostmetrics[E interface{ Names() []string }](conv Conventions, metrics any,
 	e := newEmitter()
 	off := map[string]any{}
 	for _, n := range e.Names() {
+		if o, ok := ours[n]; ok {
+			n = o
+		}
 		off[n] = map[string]any{"enabled": false}
 	}
 	// A hostmetrics name the source has no metric of has nothing to switch off.

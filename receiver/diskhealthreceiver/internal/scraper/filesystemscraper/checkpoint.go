@@ -162,12 +162,12 @@ func (ls *learners[K]) sweep() {
 
 var checkpointStates = [...]struct {
 	state checkpoint.State
-	attr  metadata.AttributeSystemFilesystemCheckpointState
+	attr  metadata.AttributeDiskHealthFilesystemCheckpointState
 }{
-	{checkpoint.Fits, metadata.AttributeSystemFilesystemCheckpointStateFits},
-	{checkpoint.Tight, metadata.AttributeSystemFilesystemCheckpointStateTight},
-	{checkpoint.WillFail, metadata.AttributeSystemFilesystemCheckpointStateWillFail},
-	{checkpoint.Learning, metadata.AttributeSystemFilesystemCheckpointStateLearning},
+	{checkpoint.Fits, metadata.AttributeDiskHealthFilesystemCheckpointStateFits},
+	{checkpoint.Tight, metadata.AttributeDiskHealthFilesystemCheckpointStateTight},
+	{checkpoint.WillFail, metadata.AttributeDiskHealthFilesystemCheckpointStateWillFail},
+	{checkpoint.Learning, metadata.AttributeDiskHealthFilesystemCheckpointStateLearning},
 }
 
 // stateSeries says whether p's state is emitted: a known pattern's, or learning again after one was
@@ -182,10 +182,10 @@ func statesOnly(p *checkpoint.Prediction) bool {
 	return p.State == checkpoint.Learning || p.Filling
 }
 
-var rotations = map[checkpoint.Rotation]metadata.AttributeSystemFilesystemCheckpointRotation{
-	checkpoint.RotationUnknown: metadata.AttributeSystemFilesystemCheckpointRotationUnknown,
-	checkpoint.RotationBefore:  metadata.AttributeSystemFilesystemCheckpointRotationBeforeSave,
-	checkpoint.RotationAfter:   metadata.AttributeSystemFilesystemCheckpointRotationAfterSave,
+var rotations = map[checkpoint.Rotation]metadata.AttributeDiskHealthFilesystemCheckpointRotation{
+	checkpoint.RotationUnknown: metadata.AttributeDiskHealthFilesystemCheckpointRotationUnknown,
+	checkpoint.RotationBefore:  metadata.AttributeDiskHealthFilesystemCheckpointRotationBeforeSave,
+	checkpoint.RotationAfter:   metadata.AttributeDiskHealthFilesystemCheckpointRotationAfterSave,
 }
 
 // recordCheckpoint learns from the domain's sample and appends what is known, once a save pattern
@@ -206,8 +206,8 @@ func (s *fsScraper) recordCheckpoint(ctx context.Context, ts pcommon.Timestamp, 
 	e, m := s.e, r.Mount
 	dev, uuid, typ := m.Source, r.Domain.UUID, m.FSType
 	if statesOnly(&p) {
-		appendStates(p.State, func(v int64, st metadata.AttributeSystemFilesystemCheckpointState) {
-			e.AppendSystemFilesystemCheckpointStateDataPoint(ts, v, dev, dom, uuid, typ, st)
+		appendStates(p.State, func(v int64, st metadata.AttributeDiskHealthFilesystemCheckpointState) {
+			e.AppendDiskHealthFilesystemCheckpointStateDataPoint(ts, v, dev, dom, uuid, typ, st)
 		})
 		if p.Alert {
 			s.willFailEvent(res, now, &p, mp, dom, r, bind.name.String(), nil, nil)
@@ -215,21 +215,21 @@ func (s *fsScraper) recordCheckpoint(ctx context.Context, ts pcommon.Timestamp, 
 		return
 	}
 	if p.Keep > 0 {
-		e.AppendSystemFilesystemCheckpointCopiesDataPoint(ts, int64(p.Keep), dev, dom, uuid, typ, rotations[p.Rotation])
+		e.AppendDiskHealthFilesystemCheckpointCopiesDataPoint(ts, int64(p.Keep), dev, dom, uuid, typ, rotations[p.Rotation])
 	}
-	e.AppendSystemFilesystemCheckpointDurationDataPoint(ts, p.LastDuration.Seconds(), dev, dom, uuid, typ)
-	e.AppendSystemFilesystemCheckpointHeadroomDataPoint(ts, p.Headroom, dev, dom, uuid, typ)
-	e.AppendSystemFilesystemCheckpointIntervalDataPoint(ts, p.Interval.Seconds(), dev, dom, uuid, typ)
-	e.AppendSystemFilesystemCheckpointNextSaveDataPoint(ts, p.NextSave.Seconds(), dev, dom, uuid, typ)
-	e.AppendSystemFilesystemCheckpointSizeDataPoint(ts, emit.Int(p.SizeP50), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemCheckpointPercentileP50)
-	e.AppendSystemFilesystemCheckpointSizeDataPoint(ts, emit.Int(p.SizeP90), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemCheckpointPercentileP90)
-	appendStates(p.State, func(v int64, st metadata.AttributeSystemFilesystemCheckpointState) {
-		e.AppendSystemFilesystemCheckpointStateDataPoint(ts, v, dev, dom, uuid, typ, st)
+	e.AppendDiskHealthFilesystemCheckpointDurationDataPoint(ts, p.LastDuration.Seconds(), dev, dom, uuid, typ)
+	e.AppendDiskHealthFilesystemCheckpointHeadroomDataPoint(ts, p.Headroom, dev, dom, uuid, typ)
+	e.AppendDiskHealthFilesystemCheckpointIntervalDataPoint(ts, p.Interval.Seconds(), dev, dom, uuid, typ)
+	e.AppendDiskHealthFilesystemCheckpointNextSaveDataPoint(ts, p.NextSave.Seconds(), dev, dom, uuid, typ)
+	e.AppendDiskHealthFilesystemCheckpointSizeDataPoint(ts, emit.Int(p.SizeP50), dev, dom, uuid, typ, metadata.AttributeDiskHealthFilesystemCheckpointPercentileP50)
+	e.AppendDiskHealthFilesystemCheckpointSizeDataPoint(ts, emit.Int(p.SizeP90), dev, dom, uuid, typ, metadata.AttributeDiskHealthFilesystemCheckpointPercentileP90)
+	appendStates(p.State, func(v int64, st metadata.AttributeDiskHealthFilesystemCheckpointState) {
+		e.AppendDiskHealthFilesystemCheckpointStateDataPoint(ts, v, dev, dom, uuid, typ, st)
 	})
-	e.AppendSystemFilesystemCheckpointThroughputDataPoint(ts, p.LastThroughput, dev, dom, uuid, typ)
+	e.AppendDiskHealthFilesystemCheckpointThroughputDataPoint(ts, p.LastThroughput, dev, dom, uuid, typ)
 	wr, named := s.writers.writer(r.Domain)
 	if named {
-		e.AppendSystemFilesystemCheckpointWriterDataPoint(ts, 1, dev, dom, uuid, typ, wr.path, wr.podUID, wr.containerID)
+		e.AppendDiskHealthFilesystemCheckpointWriterDataPoint(ts, 1, dev, dom, uuid, typ, wr.path, wr.podUID, wr.containerID)
 	}
 	if p.Alert {
 		var by *writer
@@ -242,7 +242,7 @@ func (s *fsScraper) recordCheckpoint(ctx context.Context, ts pcommon.Timestamp, 
 
 // appendStates appends the state set: 1 for state, 0 for the others; learning only while it is the
 // state (relearning), so a domain predicting has the three series it always had.
-func appendStates(state checkpoint.State, add func(int64, metadata.AttributeSystemFilesystemCheckpointState)) {
+func appendStates(state checkpoint.State, add func(int64, metadata.AttributeDiskHealthFilesystemCheckpointState)) {
 	for _, st := range checkpointStates {
 		if st.state == checkpoint.Learning && state != checkpoint.Learning {
 			continue
@@ -282,14 +282,14 @@ func where(dom, mp string, r *fsusage.Result, proj *projectRef) string {
 
 // eventPlace puts the attributes that say where a checkpoint event is.
 func eventPlace(a pcommon.Map, dom, mp string, r *fsusage.Result, proj *projectRef) {
-	a.PutStr("system.filesystem.domain", dom)
-	a.PutStr("system.filesystem.uuid", r.Domain.UUID)
+	a.PutStr("disk_health.filesystem.domain", dom)
+	a.PutStr("disk_health.filesystem.uuid", r.Domain.UUID)
 	a.PutStr("system.filesystem.mountpoint", mp)
 	a.PutStr("system.device", r.Mount.Source)
 	if proj != nil {
-		a.PutInt("system.filesystem.project.id", proj.id)
-		a.PutStr("system.filesystem.project.name", proj.name)
-		a.PutStr("system.filesystem.project.directory", proj.dir)
+		a.PutInt("disk_health.filesystem.project.id", proj.id)
+		a.PutStr("disk_health.filesystem.project.name", proj.name)
+		a.PutStr("disk_health.filesystem.project.directory", proj.dir)
 	}
 }
 

@@ -69,9 +69,9 @@ func TestFSScraperCheckpointWillFail(t *testing.T) {
 		require.NoError(t, err)
 		if at == 7*time.Hour-time.Minute {
 			dhtest.AssertGolden(t, "filesystem-checkpoint", md, pmetrictest.IgnoreStartTimestamp())
-			states, _ := domainPoints(md, "system.filesystem.checkpoint.state")
+			states, _ := domainPoints(md, "disk_health.filesystem.checkpoint.state")
 			assert.Equal(t, map[string]int{"259:5": 3}, states, "one state set, for the domain")
-			headroom, ok := domainValue(md, "system.filesystem.checkpoint.headroom", "259:5")
+			headroom, ok := domainValue(md, "disk_health.filesystem.checkpoint.headroom", "259:5")
 			require.True(t, ok)
 			assert.Equal(t, int64(keepAfterLimit-keepAfterLevel(at))-300*gib, headroom)
 		}
@@ -85,8 +85,8 @@ func TestFSScraperCheckpointWillFail(t *testing.T) {
 	assert.Equal(t, plog.SeverityNumberWarn, lr.SeverityNumber())
 	attr := lr.Attributes().AsRaw()
 	assert.Equal(t, EventCheckpointWillFail, attr["event.name"])
-	assert.Equal(t, "259:5", attr["system.filesystem.domain"])
-	assert.Equal(t, "3c9d1f2e-5a6b-4c7d-8e9f-0a1b2c3d4e5f", attr["system.filesystem.uuid"])
+	assert.Equal(t, "259:5", attr["disk_health.filesystem.domain"])
+	assert.Equal(t, "3c9d1f2e-5a6b-4c7d-8e9f-0a1b2c3d4e5f", attr["disk_health.filesystem.uuid"])
 	assert.Equal(t, "/data", attr["system.filesystem.mountpoint"])
 	assert.Equal(t, int64(300*gib), attr["disk_health.checkpoint.size"])
 	assert.Equal(t, "save_does_not_fit", attr["disk_health.checkpoint.will_fail_reason"])
@@ -113,12 +113,12 @@ func TestFSScraperCheckpointRelearning(t *testing.T) {
 		if at < 6*time.Hour+30*time.Minute {
 			continue
 		}
-		states, _ := domainPoints(md, "system.filesystem.checkpoint.state")
+		states, _ := domainPoints(md, "disk_health.filesystem.checkpoint.state")
 		require.NotEmpty(t, states, "at %v: the state set is there", at)
 		if stateIs(md, "259:5", "learning") {
 			learning++
 			assert.Equal(t, map[string]int{"259:5": 4}, states, "at %v: the whole set, learning 1", at)
-			_, hasHeadroom := domainValue(md, "system.filesystem.checkpoint.headroom", "259:5")
+			_, hasHeadroom := domainValue(md, "disk_health.filesystem.checkpoint.headroom", "259:5")
 			assert.False(t, hasHeadroom, "at %v: nothing predicted", at)
 		}
 	}
@@ -133,7 +133,7 @@ func TestFSScraperCheckpointRelearning(t *testing.T) {
 	}
 	require.Len(t, relearning, 1, "said once")
 	assert.Equal(t, "stopped_saving", relearning[0]["disk_health.checkpoint.relearn_reason"])
-	assert.Equal(t, "259:5", relearning[0]["system.filesystem.domain"])
+	assert.Equal(t, "259:5", relearning[0]["disk_health.filesystem.domain"])
 	assert.Equal(t, "/data", relearning[0]["system.filesystem.mountpoint"])
 }
 
@@ -162,7 +162,7 @@ func TestFSScraperCheckpointFillingWhileLearning(t *testing.T) {
 		}
 		if stateIs(md, "259:5", "will_fail") {
 			willFail++
-			_, hasHeadroom := domainValue(md, "system.filesystem.checkpoint.headroom", "259:5")
+			_, hasHeadroom := domainValue(md, "disk_health.filesystem.checkpoint.headroom", "259:5")
 			assert.False(t, hasHeadroom, "at %v: no save is predicted", at)
 		}
 	}
@@ -172,7 +172,7 @@ func TestFSScraperCheckpointFillingWhileLearning(t *testing.T) {
 	attr := lr.Attributes().AsRaw()
 	assert.Equal(t, EventCheckpointWillFail, attr["event.name"])
 	assert.Equal(t, "filling_without_pattern", attr["disk_health.checkpoint.will_fail_reason"])
-	assert.Equal(t, "259:5", attr["system.filesystem.domain"])
+	assert.Equal(t, "259:5", attr["disk_health.filesystem.domain"])
 	assert.Equal(t, "free_blocks", attr["disk_health.checkpoint.binding_limit"])
 	assert.Positive(t, attr["disk_health.checkpoint.fails_in"])
 	assert.Contains(t, lr.Body().Str(), "no save pattern learned yet")

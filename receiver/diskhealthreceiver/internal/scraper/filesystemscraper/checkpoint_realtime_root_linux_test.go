@@ -284,8 +284,8 @@ func (r *realTimeRun) fillUntilENOSPC(t *testing.T, mnt string, job *saveJob, i,
 		md := r.scrape(t)
 		state := r.state(md)
 		require.NotEmpty(t, state, "step %d: the checkpoint state is there while the disk fills", step)
-		head, _, okHead := checkpointPoint(md, "headroom", r.dom, 0, "system.filesystem.domain", "")
-		p90, _, okSize := checkpointPoint(md, "size", r.dom, 0, "system.filesystem.checkpoint.percentile", "p90")
+		head, _, okHead := checkpointPoint(md, "headroom", r.dom, 0, "disk_health.filesystem.domain", "")
+		p90, _, okSize := checkpointPoint(md, "size", r.dom, 0, "disk_health.filesystem.checkpoint.percentile", "p90")
 		if state != "learning" && step >= 4 {
 			require.True(t, okHead && okSize)
 			assert.LessOrEqual(t, head, free-p90, "step %d: the headroom at the next save is at most what is free (%d) minus the save", step, free)
@@ -355,7 +355,7 @@ func TestFSScraperCheckpointRealTimeShapes(t *testing.T) {
 			for ; job.saves < 8 || i%job.every != 0; i++ {
 				require.Equal(t, "ok", job.tick(t, i))
 				md := run.scrape(t)
-				p50, _, ok := checkpointPoint(md, "size", run.dom, 0, "system.filesystem.checkpoint.percentile", "p50")
+				p50, _, ok := checkpointPoint(md, "size", run.dom, 0, "disk_health.filesystem.checkpoint.percentile", "p50")
 				switch {
 				case ok && learnedAt == 0:
 					learnedAt, first, worst, worstAt = job.saves, float64(p50), float64(p50), i
@@ -364,7 +364,7 @@ func TestFSScraperCheckpointRealTimeShapes(t *testing.T) {
 				case !ok && learnedAt > 0 && vanished < 0:
 					vanished = i
 				}
-				if n, rot, ok := checkpointPoint(md, "copies", run.dom, 0, "system.filesystem.checkpoint.rotation", ""); ok {
+				if n, rot, ok := checkpointPoint(md, "copies", run.dom, 0, "disk_health.filesystem.checkpoint.rotation", ""); ok {
 					copies, rotation = n, rot
 				}
 			}
@@ -408,7 +408,7 @@ func TestFSScraperCheckpointRealTimeShapes(t *testing.T) {
 				require.Equal(t, "ok", w.do(t, "w copy %d", n.Copy))
 			}
 			md := run.scrape(t)
-			if p50, _, ok := checkpointPoint(md, "size", run.dom, 0, "system.filesystem.checkpoint.percentile", "p50"); ok {
+			if p50, _, ok := checkpointPoint(md, "size", run.dom, 0, "disk_health.filesystem.checkpoint.percentile", "p50"); ok {
 				if learned == 0 {
 					firstAt, firstSize = i, p50
 				}

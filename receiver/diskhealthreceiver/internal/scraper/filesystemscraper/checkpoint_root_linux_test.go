@@ -438,14 +438,14 @@ func runJob(t *testing.T, seed uint64, mnt string, jw jobWriters, j seededJob, p
 			cg, _ := logs[len(logs)-1].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes().Get("cgroup.path")
 			out.eventWriter = cg.Str()
 		}
-		for k, dp := range pointsBy(md, "system.filesystem.checkpoint.writer", "system.filesystem.domain", "cgroup.path") {
+		for k, dp := range pointsBy(md, "disk_health.filesystem.checkpoint.writer", "disk_health.filesystem.domain", "cgroup.path") {
 			if strings.HasPrefix(k, dom+" ") && dp.IntValue() == 1 {
 				out.writer = strings.TrimPrefix(k, dom+" ")
 			}
 		}
 		willFail = stateIs(md, dom, "will_fail")
 		if project != 0 && i == 0 {
-			require.NotEmpty(t, projectPoints(md, "system.filesystem.project.usage"), "seed %d: the project is read", seed)
+			require.NotEmpty(t, projectPoints(md, "disk_health.filesystem.project.usage"), "seed %d: the project is read", seed)
 		}
 		if project != 0 {
 			willFail = projectStateIs(md, project, "will_fail")
@@ -460,10 +460,10 @@ func runJob(t *testing.T, seed uint64, mnt string, jw jobWriters, j seededJob, p
 			}
 			out.states[st]++
 		}
-		if v, _, ok := checkpointPoint(md, "size", dom, project, "system.filesystem.checkpoint.percentile", "p50"); ok {
+		if v, _, ok := checkpointPoint(md, "size", dom, project, "disk_health.filesystem.checkpoint.percentile", "p50"); ok {
 			out.sizeP50 = v
 		}
-		if v, rot, ok := checkpointPoint(md, "copies", dom, project, "system.filesystem.checkpoint.rotation", ""); ok {
+		if v, rot, ok := checkpointPoint(md, "copies", dom, project, "disk_health.filesystem.checkpoint.rotation", ""); ok {
 			out.copies, out.rotation = v, rot
 		}
 		if now >= 30*time.Minute {
@@ -488,7 +488,7 @@ func runJob(t *testing.T, seed uint64, mnt string, jw jobWriters, j seededJob, p
 
 // stateIs says whether the domain's checkpoint state is state.
 func stateIs(md pmetric.Metrics, dom, state string) bool {
-	for k, dp := range pointsBy(md, "system.filesystem.checkpoint.state", "system.filesystem.domain", "system.filesystem.checkpoint.state") {
+	for k, dp := range pointsBy(md, "disk_health.filesystem.checkpoint.state", "disk_health.filesystem.domain", "disk_health.filesystem.checkpoint.state") {
 		if k == dom+" "+state {
 			return dp.IntValue() == 1
 		}
@@ -500,27 +500,27 @@ func stateIs(md pmetric.Metrics, dom, state string) bool {
 func projectStateIs(md pmetric.Metrics, project uint32, state string) bool {
 	found := false
 	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
-		if m.Name() != "system.filesystem.project.checkpoint.state" {
+		if m.Name() != "disk_health.filesystem.project.checkpoint.state" {
 			return
 		}
 		dps := pdatawalk.NumberPoints(m)
 		for i := range dps.Len() {
 			a := dps.At(i).Attributes()
-			id, _ := a.Get("system.filesystem.project.id")
-			st, _ := a.Get("system.filesystem.checkpoint.state")
+			id, _ := a.Get("disk_health.filesystem.project.id")
+			st, _ := a.Get("disk_health.filesystem.checkpoint.state")
 			found = found || id.Int() == int64(project) && st.Str() == state && dps.At(i).IntValue() == 1
 		}
 	})
 	return found
 }
 
-// checkpointPoint is the domain's (with project set, the project directory's) system.filesystem
+// checkpointPoint is the domain's (with project set, the project directory's) disk_health.filesystem
 // checkpoint metric of that name (size, copies), with its attribute attr, which must be want unless
 // want is empty.
 func checkpointPoint(md pmetric.Metrics, name, dom string, project uint32, attr, want string) (v int64, got string, found bool) {
-	metric := "system.filesystem.checkpoint." + name
+	metric := "disk_health.filesystem.checkpoint." + name
 	if project != 0 {
-		metric = "system.filesystem.project.checkpoint." + name
+		metric = "disk_health.filesystem.project.checkpoint." + name
 	}
 	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 		if m.Name() != metric {
@@ -529,8 +529,8 @@ func checkpointPoint(md pmetric.Metrics, name, dom string, project uint32, attr,
 		dps := pdatawalk.NumberPoints(m)
 		for i := range dps.Len() {
 			a := dps.At(i).Attributes()
-			d, _ := a.Get("system.filesystem.domain")
-			id, _ := a.Get("system.filesystem.project.id")
+			d, _ := a.Get("disk_health.filesystem.domain")
+			id, _ := a.Get("disk_health.filesystem.project.id")
 			val, _ := a.Get(attr)
 			if d.Str() == dom && id.Int() == int64(project) && (want == "" || val.Str() == want) {
 				v, got, found = dps.At(i).IntValue(), val.Str(), true

@@ -25,7 +25,7 @@ var hostmetricsFilesystemNames = []string{"system.filesystem.inodes.usage", "sys
 
 // TestHostmetricsConventions: under conventions: hostmetrics the filesystem scraper's metrics come out
 // with hostmetrics' names, attributes, units and instruments, from the same statfs as the default
-// conventions' metrics of those names (equal values), which are then not emitted; the rest is as by
+// conventions' metrics of those names or of their names in hostmetricsOurs (equal values), which are then not emitted; the rest is as by
 // default; hostmetrics' optional utilization only when switched on. The golden holds the whole output.
 func TestHostmetricsConventions(t *testing.T) {
 	sc := scrapeHostConfig(t, func(*Config) {})
@@ -34,7 +34,7 @@ func TestHostmetricsConventions(t *testing.T) {
 		cfg.Hostmetrics.Metrics.SystemFilesystemUtilization.Enabled = true
 	})
 	// Three mounts answer statfs (/, /data, /backup): 2 inode points, 3 usage points, 1 utilization each.
-	assert.Equal(t, 3*6, dhtest.AssertHostmetricsAgrees(t, sc, hm, hostmetricsFilesystemNames, hostmetricsKeys))
+	assert.Equal(t, 3*6, dhtest.AssertHostmetricsAgrees(t, sc, hm, hostmetricsFilesystemNames, hostmetricsKeys, hostmetricsOurs))
 	units := map[string]string{}
 	pdatawalk.ForEachMetric(hm, func(res pcommon.Resource, m pmetric.Metric) {
 		if res.Attributes().Len() == 0 {

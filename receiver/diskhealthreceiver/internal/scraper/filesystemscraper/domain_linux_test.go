@@ -60,14 +60,14 @@ func bindsRootWith(t *testing.T, duplicates string, clock *time.Time, sink consu
 	return s, f
 }
 
-// domainPoints counts metric name's points per system.filesystem.domain, with their uuid.
+// domainPoints counts metric name's points per disk_health.filesystem.domain, with their uuid.
 func domainPoints(md pmetric.Metrics, name string) (count map[string]int, uuid map[string]string) {
 	count, uuid = map[string]int{}, map[string]string{}
 	// Keyed by every attribute a point of these metrics can have, so that none is merged.
-	for k, dp := range pointsBy(md, name, "system.filesystem.domain", "system.filesystem.mountpoint", "system.filesystem.state",
-		"status", "system.filesystem.checkpoint.state", "system.filesystem.limit.name") {
+	for k, dp := range pointsBy(md, name, "disk_health.filesystem.domain", "system.filesystem.mountpoint", "system.filesystem.state",
+		"status", "disk_health.filesystem.checkpoint.state", "disk_health.filesystem.limit.name") {
 		d := strings.SplitN(k, " ", 2)[0]
-		u, _ := dp.Attributes().Get("system.filesystem.uuid")
+		u, _ := dp.Attributes().Get("disk_health.filesystem.uuid")
 		count[d]++
 		uuid[d] = u.Str()
 	}
@@ -87,13 +87,13 @@ func TestFSScraperOneDomainForBinds(t *testing.T) {
 	assert.Equal(t, map[string]int{"259:2": 1, "259:5": 7, "0:45": 1}, limits, "one point per mount, each naming its domain")
 	assert.Equal(t, map[string]string{"259:2": "0d4e5f6a-1b2c-4d3e-9f8a-7b6c5d4e3f2a", "259:5": "3c9d1f2e-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "0:45": ""}, uuids)
 
-	domLimits, _ := domainPoints(md, "system.filesystem.domain.limit")
+	domLimits, _ := domainPoints(md, "disk_health.filesystem.domain.limit")
 	assert.Equal(t, map[string]int{"259:2": 1, "259:5": 1, "0:45": 1}, domLimits, "one domain series per filesystem")
-	used, _ := domainPoints(md, "system.filesystem.domain.usage")
+	used, _ := domainPoints(md, "disk_health.filesystem.domain.usage")
 	assert.Equal(t, 3, used["259:5"], "used, free, reserved once")
-	mounts, _ := domainValue(md, "system.filesystem.domain.mounts", "259:5")
+	mounts, _ := domainValue(md, "disk_health.filesystem.domain.mounts", "259:5")
 	assert.Equal(t, int64(7), mounts)
-	size, _ := domainValue(md, "system.filesystem.domain.limit", "259:5")
+	size, _ := domainValue(md, "disk_health.filesystem.domain.limit", "259:5")
 	assert.Equal(t, int64(1_000_000*4096), size)
 
 	// One resource per domain, whatever the number of its mounts.
@@ -105,7 +105,7 @@ func TestFSScraperOneDomainForBinds(t *testing.T) {
 	require.NoError(t, err)
 	limits, _ = domainPoints(md, "system.filesystem.limit")
 	assert.Equal(t, map[string]int{"259:2": 1, "259:5": 1, "0:45": 1}, limits)
-	domLimits, _ = domainPoints(md, "system.filesystem.domain.limit")
+	domLimits, _ = domainPoints(md, "disk_health.filesystem.domain.limit")
 	assert.Equal(t, map[string]int{"259:2": 1, "259:5": 1, "0:45": 1}, domLimits)
 }
 
@@ -117,7 +117,7 @@ func domainValue(md pmetric.Metrics, name, dom string) (v int64, found bool) {
 		}
 		dps := pdatawalk.NumberPoints(m)
 		for i := range dps.Len() {
-			if d, _ := dps.At(i).Attributes().Get("system.filesystem.domain"); d.Str() == dom && !found {
+			if d, _ := dps.At(i).Attributes().Get("disk_health.filesystem.domain"); d.Str() == dom && !found {
 				v, found = dps.At(i).IntValue(), true
 			}
 		}

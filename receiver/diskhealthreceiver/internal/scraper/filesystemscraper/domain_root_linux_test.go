@@ -98,13 +98,13 @@ func TestFSScraperRealBindsOneDomain(t *testing.T) {
 	}
 	limits, uuids := domainPoints(md, "system.filesystem.limit")
 	assert.Equal(t, map[string]int{dom: 7}, limits, "seven mounts, each naming the one domain")
-	domLimits, _ := domainPoints(md, "system.filesystem.domain.limit")
+	domLimits, _ := domainPoints(md, "disk_health.filesystem.domain.limit")
 	assert.Equal(t, map[string]int{dom: 1}, domLimits, "the domain's series once")
-	mounts, _ := domainValue(md, "system.filesystem.domain.mounts", dom)
+	mounts, _ := domainValue(md, "disk_health.filesystem.domain.mounts", dom)
 	assert.Equal(t, int64(7), mounts)
 	var sfs unix.Statfs_t
 	require.NoError(t, unix.Statfs(mnt, &sfs))
-	size, _ := domainValue(md, "system.filesystem.domain.limit", dom)
+	size, _ := domainValue(md, "disk_health.filesystem.domain.limit", dom)
 	assert.Equal(t, int64(sfs.Blocks)*sfs.Frsize, size, "df's size")
 
 	// The UUID is udev's: where /dev/disk/by-uuid has the filesystem it is that one, else empty.

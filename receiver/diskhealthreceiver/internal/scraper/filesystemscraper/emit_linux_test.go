@@ -67,12 +67,12 @@ func TestFSScraperAggregatesAndFilters(t *testing.T) {
 	}
 
 	filtered := scrapeHost(t, func(c *metadata.MetricsBuilderConfig) {
-		c.ResourceAttributes.DiskMajorMinor.MetricsInclude = []filter.Config{{Strict: "259:2"}}
+		c.ResourceAttributes.DiskHealthDiskMajorMinor.MetricsInclude = []filter.Config{{Strict: "259:2"}}
 	})
 	require.Positive(t, filtered.ResourceMetrics().Len())
 	assert.Less(t, filtered.ResourceMetrics().Len(), all.ResourceMetrics().Len())
 	for i := range filtered.ResourceMetrics().Len() {
-		mm, _ := filtered.ResourceMetrics().At(i).Resource().Attributes().Get("disk.major_minor")
+		mm, _ := filtered.ResourceMetrics().At(i).Resource().Attributes().Get("disk_health.disk.major_minor")
 		assert.Equal(t, "259:2", mm.Str())
 	}
 }

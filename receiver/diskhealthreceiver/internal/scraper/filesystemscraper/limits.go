@@ -125,7 +125,7 @@ func containing(results []fsusage.Result, path string) *fsusage.Domain {
 
 // limit is one limit on a domain and what can still be written before it bites.
 type limit struct {
-	name     metadata.AttributeSystemFilesystemLimitName
+	name     metadata.AttributeDiskHealthFilesystemLimitName
 	headroom int64
 }
 
@@ -133,16 +133,16 @@ type limit struct {
 var signals = [...]struct {
 	signal     string
 	imagefs    bool
-	hard, soft metadata.AttributeSystemFilesystemLimitName
+	hard, soft metadata.AttributeDiskHealthFilesystemLimitName
 }{
-	{eviction.NodeFSAvailable, false, metadata.AttributeSystemFilesystemLimitNameNodefsEvictionHard, metadata.AttributeSystemFilesystemLimitNameNodefsEvictionSoft},
-	{eviction.ImageFSAvailable, true, metadata.AttributeSystemFilesystemLimitNameImagefsEvictionHard, metadata.AttributeSystemFilesystemLimitNameImagefsEvictionSoft},
+	{eviction.NodeFSAvailable, false, metadata.AttributeDiskHealthFilesystemLimitNameNodefsEvictionHard, metadata.AttributeDiskHealthFilesystemLimitNameNodefsEvictionSoft},
+	{eviction.ImageFSAvailable, true, metadata.AttributeDiskHealthFilesystemLimitNameImagefsEvictionHard, metadata.AttributeDiskHealthFilesystemLimitNameImagefsEvictionSoft},
 }
 
 // limits returns the byte limits on a domain of usage u, free_blocks first, and the inode ones;
 // nodefs and imagefs say which role the domain has (both false off a node).
 func limits(u *fsusage.Usage, th *eviction.Thresholds, nodefs, imagefs bool, bytes []limit, inodes []limit) ([]limit, []limit) {
-	bytes = append(bytes[:0], limit{metadata.AttributeSystemFilesystemLimitNameFreeBlocks, clampInt(u.Free)})
+	bytes = append(bytes[:0], limit{metadata.AttributeDiskHealthFilesystemLimitNameFreeBlocks, clampInt(u.Free)})
 	inodes = inodes[:0]
 	for _, sig := range signals {
 		if sig.imagefs && !imagefs || !sig.imagefs && !nodefs {
@@ -150,7 +150,7 @@ func limits(u *fsusage.Usage, th *eviction.Thresholds, nodefs, imagefs bool, byt
 		}
 		for _, set := range []struct {
 			th   map[string]eviction.Threshold
-			name metadata.AttributeSystemFilesystemLimitName
+			name metadata.AttributeDiskHealthFilesystemLimitName
 		}{{th.Hard, sig.hard}, {th.Soft, sig.soft}} {
 			if t, ok := set.th[sig.signal]; ok {
 				bytes = append(bytes, limit{set.name, clampInt(u.Free) - clampInt(t.Of(u.Limit))})

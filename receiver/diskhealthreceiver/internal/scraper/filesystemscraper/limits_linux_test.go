@@ -45,7 +45,7 @@ func pointsBy(md pmetric.Metrics, name string, attrs ...string) map[string]pmetr
 // limitPoints is metric name's values by "domain limit.name".
 func limitPoints(md pmetric.Metrics, name string) map[string]int64 {
 	out := map[string]int64{}
-	for k, dp := range pointsBy(md, name, "system.filesystem.domain", "system.filesystem.limit.name") {
+	for k, dp := range pointsBy(md, name, "disk_health.filesystem.domain", "disk_health.filesystem.limit.name") {
 		out[k] = dp.IntValue()
 	}
 	return out
@@ -72,10 +72,10 @@ func TestFSScraperEvictionHeadroom(t *testing.T) {
 	md := scrape(nil)
 	assert.Equal(t, map[string]int64{
 		"259:2 free_blocks": 875_000 * blk, "259:5 free_blocks": 350_000 * blk, "0:45 free_blocks": 407_000 * blk,
-	}, limitPoints(md, "system.filesystem.domain.headroom"))
+	}, limitPoints(md, "disk_health.filesystem.domain.headroom"))
 	assert.Equal(t, map[string]int64{"259:2 free_blocks": 1, "259:5 free_blocks": 1, "0:45 free_blocks": 1},
-		limitPoints(md, "system.filesystem.domain.binding_limit"))
-	assert.Empty(t, limitPoints(md, "system.filesystem.domain.inodes.headroom"))
+		limitPoints(md, "disk_health.filesystem.domain.binding_limit"))
+	assert.Empty(t, limitPoints(md, "disk_health.filesystem.domain.inodes.headroom"))
 
 	// A node with the kubelet's defaults: nodefs.available<10 %, nodefs.inodesFree<5 % on / (which
 	// holds /var/lib/kubelet and, not dedicated, /var/lib/containerd).
@@ -84,11 +84,11 @@ func TestFSScraperEvictionHeadroom(t *testing.T) {
 	assert.Equal(t, map[string]int64{
 		"259:2 free_blocks": 875_000 * blk, "259:2 nodefs_eviction_hard": (875_000 - 250_000) * blk,
 		"259:5 free_blocks": 350_000 * blk, "0:45 free_blocks": 407_000 * blk,
-	}, limitPoints(md, "system.filesystem.domain.headroom"))
-	assert.Equal(t, int64(1), limitPoints(md, "system.filesystem.domain.binding_limit")["259:2 nodefs_eviction_hard"])
-	assert.Equal(t, int64(0), limitPoints(md, "system.filesystem.domain.binding_limit")["259:2 free_blocks"])
+	}, limitPoints(md, "disk_health.filesystem.domain.headroom"))
+	assert.Equal(t, int64(1), limitPoints(md, "disk_health.filesystem.domain.binding_limit")["259:2 nodefs_eviction_hard"])
+	assert.Equal(t, int64(0), limitPoints(md, "disk_health.filesystem.domain.binding_limit")["259:2 free_blocks"])
 	assert.Equal(t, map[string]int64{"259:2 nodefs_eviction_hard": 500_000 - 32_768},
-		limitPoints(md, "system.filesystem.domain.inodes.headroom"))
+		limitPoints(md, "disk_health.filesystem.domain.inodes.headroom"))
 
 	// A configuration file: hard 1Gi and soft 30 % on nodefs, a dedicated imagefs on /data at 20 %;
 	// the soft threshold bites first on /.
@@ -109,11 +109,11 @@ evictionSoft:
 		"259:2 nodefs_eviction_soft": (875_000 - 750_000) * blk,
 		"259:5 free_blocks":          350_000 * blk, "259:5 imagefs_eviction_hard": (350_000 - 200_000) * blk,
 		"0:45 free_blocks": 407_000 * blk,
-	}, limitPoints(md, "system.filesystem.domain.headroom"))
-	bind := limitPoints(md, "system.filesystem.domain.binding_limit")
+	}, limitPoints(md, "disk_health.filesystem.domain.headroom"))
+	bind := limitPoints(md, "disk_health.filesystem.domain.binding_limit")
 	assert.Equal(t, int64(1), bind["259:2 nodefs_eviction_soft"])
 	assert.Equal(t, int64(1), bind["259:5 imagefs_eviction_hard"])
-	assert.Empty(t, limitPoints(md, "system.filesystem.domain.inodes.headroom"), "evictionHard names no inode signal")
+	assert.Empty(t, limitPoints(md, "disk_health.filesystem.domain.inodes.headroom"), "evictionHard names no inode signal")
 }
 
 // TestKubeletConfigReread: the file is read again when it changes; a bad one keeps the thresholds last
@@ -173,13 +173,13 @@ func TestFSScraperRefusedThreshold(t *testing.T) {
 			})
 			md, err := s.scrape(t.Context())
 			require.NoError(t, err)
-			headroom := limitPoints(md, "system.filesystem.domain.headroom")
+			headroom := limitPoints(md, "disk_health.filesystem.domain.headroom")
 			assert.Equal(t, int64((875_000-250_000)*blk), headroom["259:2 nodefs_eviction_hard"], "nodefs.available<10 %%, the kubelet's default")
 			assert.Equal(t, int64((350_000-200_000)*blk), headroom["259:5 imagefs_eviction_hard"], "imagefs.available<20 %% as read")
-			bind := limitPoints(md, "system.filesystem.domain.binding_limit")
+			bind := limitPoints(md, "disk_health.filesystem.domain.binding_limit")
 			assert.Equal(t, int64(1), bind["259:2 nodefs_eviction_hard"], "binds, not free_blocks")
 			assert.Equal(t, map[string]int64{"259:2 nodefs_eviction_hard": 500_000 - 32_768},
-				limitPoints(md, "system.filesystem.domain.inodes.headroom"), "nodefs.inodesFree<5 %%, the kubelet's default")
+				limitPoints(md, "disk_health.filesystem.domain.inodes.headroom"), "nodefs.inodesFree<5 %%, the kubelet's default")
 		})
 	}
 }
@@ -202,7 +202,7 @@ func TestKubeletRefusedThresholdKeepsLastGood(t *testing.T) {
 			require.NoError(t, os.Chtimes(root.Path("var/lib/kubelet/config.yaml"), later, later))
 			require.True(t, k.refresh())
 			bytes, _ := limits(&u, &k.th, true, false, nil, nil)
-			assert.Equal(t, limit{metadata.AttributeSystemFilesystemLimitNameNodefsEvictionHard, 875_000*blk - 1<<30}, binding(bytes))
+			assert.Equal(t, limit{metadata.AttributeDiskHealthFilesystemLimitNameNodefsEvictionHard, 875_000*blk - 1<<30}, binding(bytes))
 		})
 	}
 }
@@ -222,7 +222,7 @@ func TestFSScraperThresholdOff(t *testing.T) {
 				"259:2 free_blocks": 875_000 * blk,
 				"259:5 free_blocks": 350_000 * blk, "259:5 imagefs_eviction_hard": (350_000 - 200_000) * blk,
 				"0:45 free_blocks": 407_000 * blk,
-			}, limitPoints(md, "system.filesystem.domain.headroom"))
+			}, limitPoints(md, "disk_health.filesystem.domain.headroom"))
 		})
 	}
 }

@@ -263,8 +263,8 @@ func (p *projectQuotas) sweep() {
 	clear(p.seen)
 }
 
-var projectLimitTypes = [...]metadata.AttributeSystemFilesystemProjectLimitType{
-	metadata.AttributeSystemFilesystemProjectLimitTypeHard, metadata.AttributeSystemFilesystemProjectLimitTypeSoft,
+var projectLimitTypes = [...]metadata.AttributeDiskHealthFilesystemProjectLimitType{
+	metadata.AttributeDiskHealthFilesystemProjectLimitTypeHard, metadata.AttributeDiskHealthFilesystemProjectLimitTypeSoft,
 }
 
 // recordProjects appends the domain's project points, when its projects are read; bind is the domain's
@@ -281,7 +281,7 @@ func (s *fsScraper) recordProjects(ctx context.Context, ts pcommon.Timestamp, no
 		return
 	}
 	e, uuid, dom := s.e, r.Domain.UUID, c.domain
-	e.AppendSystemFilesystemProjectsDataPoint(ts, int64(all), r.Mount.Source, dom, uuid, r.Mount.FSType)
+	e.AppendDiskHealthFilesystemProjectsDataPoint(ts, int64(all), r.Mount.Source, dom, uuid, r.Mount.FSType)
 	for i := range ps {
 		q := &ps[i]
 		id := int64(q.ID)
@@ -293,19 +293,19 @@ func (s *fsScraper) recordProjects(ctx context.Context, ts pcommon.Timestamp, no
 				headroom, binds = quota, "project_quota"
 			}
 		}
-		e.AppendSystemFilesystemProjectHeadroomDataPoint(ts, headroom, dom, uuid, id, name, dir)
+		e.AppendDiskHealthFilesystemProjectHeadroomDataPoint(ts, headroom, dom, uuid, id, name, dir)
 		for k, v := range [2]uint64{q.InodeHard, q.InodeSoft} {
 			if v > 0 {
-				e.AppendSystemFilesystemProjectInodesLimitDataPoint(ts, emit.Int(v), dom, uuid, id, name, dir, projectLimitTypes[k])
+				e.AppendDiskHealthFilesystemProjectInodesLimitDataPoint(ts, emit.Int(v), dom, uuid, id, name, dir, projectLimitTypes[k])
 			}
 		}
-		e.AppendSystemFilesystemProjectInodesUsageDataPoint(ts, emit.Int(q.Inodes), dom, uuid, id, name, dir)
+		e.AppendDiskHealthFilesystemProjectInodesUsageDataPoint(ts, emit.Int(q.Inodes), dom, uuid, id, name, dir)
 		for k, v := range [2]uint64{q.BlockHard, q.BlockSoft} {
 			if v > 0 {
-				e.AppendSystemFilesystemProjectLimitDataPoint(ts, emit.Int(v), dom, uuid, id, name, dir, projectLimitTypes[k])
+				e.AppendDiskHealthFilesystemProjectLimitDataPoint(ts, emit.Int(v), dom, uuid, id, name, dir, projectLimitTypes[k])
 			}
 		}
-		e.AppendSystemFilesystemProjectUsageDataPoint(ts, emit.Int(q.Used), dom, uuid, id, name, dir)
+		e.AppendDiskHealthFilesystemProjectUsageDataPoint(ts, emit.Int(q.Used), dom, uuid, id, name, dir)
 		if q.BlockHard == 0 {
 			continue
 		}
@@ -317,8 +317,8 @@ func (s *fsScraper) recordProjects(ctx context.Context, ts pcommon.Timestamp, no
 		if !stateSeries(&pr) {
 			continue
 		}
-		states := func(v int64, st metadata.AttributeSystemFilesystemCheckpointState) {
-			e.AppendSystemFilesystemProjectCheckpointStateDataPoint(ts, v, dom, uuid, id, name, dir, st)
+		states := func(v int64, st metadata.AttributeDiskHealthFilesystemCheckpointState) {
+			e.AppendDiskHealthFilesystemProjectCheckpointStateDataPoint(ts, v, dom, uuid, id, name, dir, st)
 		}
 		if statesOnly(&pr) {
 			appendStates(pr.State, states)
@@ -328,11 +328,11 @@ func (s *fsScraper) recordProjects(ctx context.Context, ts pcommon.Timestamp, no
 			continue
 		}
 		if pr.Keep > 0 {
-			e.AppendSystemFilesystemProjectCheckpointCopiesDataPoint(ts, int64(pr.Keep), dom, uuid, id, name, dir, rotations[pr.Rotation])
+			e.AppendDiskHealthFilesystemProjectCheckpointCopiesDataPoint(ts, int64(pr.Keep), dom, uuid, id, name, dir, rotations[pr.Rotation])
 		}
-		e.AppendSystemFilesystemProjectCheckpointHeadroomDataPoint(ts, pr.Headroom, dom, uuid, id, name, dir)
-		e.AppendSystemFilesystemProjectCheckpointSizeDataPoint(ts, emit.Int(pr.SizeP50), dom, uuid, id, name, dir, metadata.AttributeSystemFilesystemCheckpointPercentileP50)
-		e.AppendSystemFilesystemProjectCheckpointSizeDataPoint(ts, emit.Int(pr.SizeP90), dom, uuid, id, name, dir, metadata.AttributeSystemFilesystemCheckpointPercentileP90)
+		e.AppendDiskHealthFilesystemProjectCheckpointHeadroomDataPoint(ts, pr.Headroom, dom, uuid, id, name, dir)
+		e.AppendDiskHealthFilesystemProjectCheckpointSizeDataPoint(ts, emit.Int(pr.SizeP50), dom, uuid, id, name, dir, metadata.AttributeDiskHealthFilesystemCheckpointPercentileP50)
+		e.AppendDiskHealthFilesystemProjectCheckpointSizeDataPoint(ts, emit.Int(pr.SizeP90), dom, uuid, id, name, dir, metadata.AttributeDiskHealthFilesystemCheckpointPercentileP90)
 		appendStates(pr.State, states)
 		if pr.Alert {
 			s.willFailEvent(c.res, now, &pr, c.mp, dom, r, binds, ref, nil)

@@ -27,9 +27,9 @@ import (
 // projectPoints is metric name's values by "domain id name directory [limit.type]".
 func projectPoints(md pmetric.Metrics, name string) map[string]int64 {
 	out := map[string]int64{}
-	for k, dp := range pointsBy(md, name, "system.filesystem.domain", "system.filesystem.project.name",
-		"system.filesystem.project.directory", "system.filesystem.project.limit.type") {
-		id, _ := dp.Attributes().Get("system.filesystem.project.id")
+	for k, dp := range pointsBy(md, name, "disk_health.filesystem.domain", "disk_health.filesystem.project.name",
+		"disk_health.filesystem.project.directory", "disk_health.filesystem.project.limit.type") {
+		id, _ := dp.Attributes().Get("disk_health.filesystem.project.id")
 		out[fmt.Sprintf("%d %s", id.Int(), strings.TrimSpace(k))] = dp.IntValue()
 	}
 	return out
@@ -65,8 +65,8 @@ func TestFSScraperProjectQuotas(t *testing.T) {
 
 	core, logs := observer.New(zap.InfoLevel)
 	s := newTestFSScraperWith(t, root, mountinfo, hostStatfs(root), &clock, func(m *metadata.MetricsBuilderConfig) {
-		m.Metrics.SystemFilesystemProjectInodesLimit.Enabled = true
-		m.Metrics.SystemFilesystemProjectInodesUsage.Enabled = true
+		m.Metrics.DiskHealthFilesystemProjectInodesLimit.Enabled = true
+		m.Metrics.DiskHealthFilesystemProjectInodesUsage.Enabled = true
 	})
 	cfg := createDefaultConfig()
 	cfg.RootPath = root
@@ -96,20 +96,20 @@ func TestFSScraperProjectQuotas(t *testing.T) {
 		"101 " + data + " run-a /data/run-a": 180 << 20,
 		"149 " + data + "  /data/run-c":      149 << 20,
 		"150 " + data:                        150 << 20,
-	}, projectPoints(md, "system.filesystem.project.usage"), "the 3 largest of 150, 101 among them")
+	}, projectPoints(md, "disk_health.filesystem.project.usage"), "the 3 largest of 150, 101 among them")
 	assert.Equal(t, map[string]int64{
 		"101 " + data + " run-a /data/run-a": 20 << 20,
 		"149 " + data + "  /data/run-c":      free,
 		"150 " + data:                        free,
-	}, projectPoints(md, "system.filesystem.project.headroom"))
+	}, projectPoints(md, "disk_health.filesystem.project.headroom"))
 	assert.Equal(t, map[string]int64{
 		"101 " + data + " run-a /data/run-a hard": 200 << 20,
 		"101 " + data + " run-a /data/run-a soft": 150 << 20,
 		"149 " + data + "  /data/run-c hard":      1 << 50,
-	}, projectPoints(md, "system.filesystem.project.limit"), "only the limits set")
-	assert.Equal(t, map[string]int64{"101 " + data + " run-a /data/run-a hard": 1000}, projectPoints(md, "system.filesystem.project.inodes.limit"))
-	assert.Equal(t, int64(150), projectPoints(md, "system.filesystem.project.inodes.usage")["150 "+data])
-	assert.Equal(t, map[string]int64{"0 " + data: 150}, projectPoints(md, "system.filesystem.projects"), "the count before the cap; / has none")
+	}, projectPoints(md, "disk_health.filesystem.project.limit"), "only the limits set")
+	assert.Equal(t, map[string]int64{"101 " + data + " run-a /data/run-a hard": 1000}, projectPoints(md, "disk_health.filesystem.project.inodes.limit"))
+	assert.Equal(t, int64(150), projectPoints(md, "disk_health.filesystem.project.inodes.usage")["150 "+data])
+	assert.Equal(t, map[string]int64{"0 " + data: 150}, projectPoints(md, "disk_health.filesystem.projects"), "the count before the cap; / has none")
 	assert.Equal(t, 2, q.calls[filepath.Join(root, "/")], "/ is named, so it is asked")
 	assert.Zero(t, q.calls[filepath.Join(root, "/backup")], "a filesystem neither named nor with prjquota is not asked")
 
@@ -124,7 +124,7 @@ func TestFSScraperProjectQuotas(t *testing.T) {
 	clock = clock.Add(time.Minute)
 	md, err = s.scrape(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, int64(4096), projectPoints(md, "system.filesystem.project.usage")["7 253:0"])
+	assert.Equal(t, int64(4096), projectPoints(md, "disk_health.filesystem.project.usage")["7 253:0"])
 	assert.Len(t, logs.FilterMessage("project quotas read again").All(), 1)
 }
 
@@ -167,8 +167,8 @@ func projectScraper(tb testing.TB, n int, inodes bool) (*fsScraper, *time.Time, 
 	cfg.RootPath = root
 	cfg.ProjectQuotas.Enabled = true
 	cfg.ProjectQuotas.MaxPerFilesystem = n
-	cfg.MetricsBuilderConfig.Metrics.SystemFilesystemProjectInodesLimit.Enabled = inodes
-	cfg.MetricsBuilderConfig.Metrics.SystemFilesystemProjectInodesUsage.Enabled = inodes
+	cfg.MetricsBuilderConfig.Metrics.DiskHealthFilesystemProjectInodesLimit.Enabled = inodes
+	cfg.MetricsBuilderConfig.Metrics.DiskHealthFilesystemProjectInodesUsage.Enabled = inodes
 	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, nil, func() time.Time { return clock })
 	require.NoError(tb, err)
 	s.cfg.Prober.Statfs = hostStatfs(root).statfs
@@ -176,7 +176,7 @@ func projectScraper(tb testing.TB, n int, inodes bool) (*fsScraper, *time.Time, 
 	tb.Cleanup(func() { require.NoError(tb, s.shutdown(context.Background())) })
 	md, err := s.scrape(context.Background()) // the table's first read, the names files, every statfs
 	require.NoError(tb, err)
-	require.Len(tb, projectPoints(md, "system.filesystem.project.usage"), n)
+	require.Len(tb, projectPoints(md, "disk_health.filesystem.project.usage"), n)
 	return s, &clock, q
 }
 
@@ -250,11 +250,11 @@ func TestFSScraperProjectCheckpointWillFail(t *testing.T) {
 	assert.GreaterOrEqual(t, failAt-eventAt, cadence)
 	require.Equal(t, 1, sink.LogRecordCount())
 	a := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes().AsRaw()
-	assert.Equal(t, int64(1), a["system.filesystem.project.id"])
-	assert.Equal(t, "run-1", a["system.filesystem.project.name"])
-	assert.Equal(t, "/data/runs/run-1", a["system.filesystem.project.directory"])
+	assert.Equal(t, int64(1), a["disk_health.filesystem.project.id"])
+	assert.Equal(t, "run-1", a["disk_health.filesystem.project.name"])
+	assert.Equal(t, "/data/runs/run-1", a["disk_health.filesystem.project.directory"])
 	assert.Equal(t, "project_quota", a["disk_health.checkpoint.binding_limit"])
-	assert.Equal(t, "259:2", a["system.filesystem.domain"])
+	assert.Equal(t, "259:2", a["disk_health.filesystem.domain"])
 }
 
 // TestProjectQuotasScanDeadline: a quotactl scan that hangs costs one statfs_timeout, once: the domain

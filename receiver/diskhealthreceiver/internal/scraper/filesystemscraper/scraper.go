@@ -67,13 +67,17 @@ type fsScraper struct {
 	now func() time.Time
 }
 
+// hostmetricsOurs names this source's own metric of a hostmetrics name where the two differ: semconv
+// does not define it, so ours is in disk_health.* and hostmetrics keeps its system.* name.
+var hostmetricsOurs = map[string]string{"system.filesystem.inodes.usage": "disk_health.filesystem.inodes.usage"}
+
 func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func() time.Time) (*fsScraper, error) {
 	filter, err := cfg.filter(section)
 	if err != nil {
 		return nil, err
 	}
 	mbc := cfg.MetricsBuilderConfig
-	hm, err := emit.Hostmetrics(cfg.Conventions, &mbc.Metrics, func() *hostmetrics.Emitter { return hostmetrics.NewEmitter(cfg.Hostmetrics, set) })
+	hm, err := emit.Hostmetrics(cfg.Conventions, &mbc.Metrics, func() *hostmetrics.Emitter { return hostmetrics.NewEmitter(cfg.Hostmetrics, set) }, hostmetricsOurs)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +183,7 @@ func (s *fsScraper) logStateChange(c fsusage.StateChange) {
 		s.logger.Info("filesystem answers statfs again", fields...)
 		return
 	}
-	s.logger.Warn("filesystem statfs failed; reported in system.filesystem.status", append(fields, zap.Error(c.Err))...)
+	s.logger.Warn("filesystem statfs failed; reported in disk_health.filesystem.status", append(fields, zap.Error(c.Err))...)
 }
 
 // tableReloaded keeps the bad lines of the table as parsed: they are a problem of every scrape of that
@@ -283,14 +287,14 @@ func partial(err error, results int) error {
 
 var fsStatuses = [...]struct {
 	status fsusage.Status
-	attr   metadata.AttributeSystemFilesystemStatus
+	attr   metadata.AttributeDiskHealthFilesystemStatus
 }{
-	{fsusage.StatusOK, metadata.AttributeSystemFilesystemStatusOk},
-	{fsusage.StatusTimeout, metadata.AttributeSystemFilesystemStatusTimeout},
-	{fsusage.StatusPermission, metadata.AttributeSystemFilesystemStatusPermission},
-	{fsusage.StatusNotFound, metadata.AttributeSystemFilesystemStatusNotFound},
-	{fsusage.StatusIOError, metadata.AttributeSystemFilesystemStatusIoError},
-	{fsusage.StatusError, metadata.AttributeSystemFilesystemStatusError},
+	{fsusage.StatusOK, metadata.AttributeDiskHealthFilesystemStatusOk},
+	{fsusage.StatusTimeout, metadata.AttributeDiskHealthFilesystemStatusTimeout},
+	{fsusage.StatusPermission, metadata.AttributeDiskHealthFilesystemStatusPermission},
+	{fsusage.StatusNotFound, metadata.AttributeDiskHealthFilesystemStatusNotFound},
+	{fsusage.StatusIOError, metadata.AttributeDiskHealthFilesystemStatusIoError},
+	{fsusage.StatusError, metadata.AttributeDiskHealthFilesystemStatusError},
 }
 
 // mountKey is what a mount's cached mount point and resource are built from.
@@ -311,7 +315,7 @@ func (s *fsScraper) mount(m *fsusage.Mount) mountCache {
 	if c, ok := s.mounts.Get(k); ok {
 		return c
 	}
-	s.rb.SetDiskMajorMinor(m.MajorMinor())
+	s.rb.SetDiskHealthDiskMajorMinor(m.MajorMinor())
 	// Mount points are bytes on Linux; attributes must be valid UTF-8 (and bounded).
 	c := mountCache{mp: sanitize.String(sanitize.MountPoint, m.MountPoint), domain: m.MajorMinor(), res: s.rb.Emit()}
 	s.mounts.Put(k, c)
@@ -364,14 +368,14 @@ func (s *fsScraper) recordDomain(ctx context.Context, ts pcommon.Timestamp, now 
 	e, m, u := s.e, r.Mount, &r.Usage
 	c := s.mount(m)
 	dev, dom, uuid, typ := m.Source, c.domain, r.Domain.UUID, m.FSType
-	e.AppendSystemFilesystemDomainLimitDataPoint(ts, emit.Int(u.Limit), dev, dom, uuid, typ)
-	e.AppendSystemFilesystemDomainMountsDataPoint(ts, int64(len(group)), dev, dom, uuid, typ)
+	e.AppendDiskHealthFilesystemDomainLimitDataPoint(ts, emit.Int(u.Limit), dev, dom, uuid, typ)
+	e.AppendDiskHealthFilesystemDomainMountsDataPoint(ts, int64(len(group)), dev, dom, uuid, typ)
 	if r.Forecast.OK {
-		e.AppendSystemFilesystemDomainTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, dom, uuid, typ)
+		e.AppendDiskHealthFilesystemDomainTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, dom, uuid, typ)
 	}
-	e.AppendSystemFilesystemDomainUsageDataPoint(ts, emit.Int(u.Used), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateUsed)
-	e.AppendSystemFilesystemDomainUsageDataPoint(ts, emit.Int(u.Free), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateFree)
-	e.AppendSystemFilesystemDomainUsageDataPoint(ts, emit.Int(u.Reserved), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateReserved)
+	e.AppendDiskHealthFilesystemDomainUsageDataPoint(ts, emit.Int(u.Used), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateUsed)
+	e.AppendDiskHealthFilesystemDomainUsageDataPoint(ts, emit.Int(u.Free), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateFree)
+	e.AppendDiskHealthFilesystemDomainUsageDataPoint(ts, emit.Int(u.Reserved), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateReserved)
 
 	s.byteLimits, s.inodeLimits = limits(u, &s.kubelet.th, s.nodefs != nil && *s.nodefs == r.Domain,
 		s.imagefs != nil && *s.imagefs == r.Domain, s.byteLimits, s.inodeLimits)
@@ -381,11 +385,11 @@ func (s *fsScraper) recordDomain(ctx context.Context, ts pcommon.Timestamp, now 
 		if l.name == bind.name {
 			v = 1
 		}
-		e.AppendSystemFilesystemDomainBindingLimitDataPoint(ts, v, dev, dom, uuid, typ, l.name)
-		e.AppendSystemFilesystemDomainHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
+		e.AppendDiskHealthFilesystemDomainBindingLimitDataPoint(ts, v, dev, dom, uuid, typ, l.name)
+		e.AppendDiskHealthFilesystemDomainHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
 	}
 	for _, l := range s.inodeLimits {
-		e.AppendSystemFilesystemDomainInodesHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
+		e.AppendDiskHealthFilesystemDomainInodesHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
 	}
 	s.recordProjects(ctx, ts, now, group, r, c, bind)
 	s.recordCheckpoint(ctx, ts, now, r, c.res, c.mp, dom, bind)
@@ -406,9 +410,9 @@ func (s *fsScraper) record(ts pcommon.Timestamp, r *fsusage.Result) {
 	}
 	used, free := metadata.AttributeSystemFilesystemStateUsed, metadata.AttributeSystemFilesystemStateFree
 	if ok && u.Inodes > 0 {
-		e.AppendSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesUsed), dev, dom, uuid, mode, mp, typ, used)
-		e.AppendSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesFree), dev, dom, uuid, mode, mp, typ, free)
-		e.AppendSystemFilesystemInodesUtilizationDataPoint(ts, float64(u.InodesUsed)/float64(u.Inodes), dev, dom, uuid, mode, mp, typ)
+		e.AppendDiskHealthFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesUsed), dev, dom, uuid, mode, mp, typ, used)
+		e.AppendDiskHealthFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesFree), dev, dom, uuid, mode, mp, typ, free)
+		e.AppendDiskHealthFilesystemInodesUtilizationDataPoint(ts, float64(u.InodesUsed)/float64(u.Inodes), dev, dom, uuid, mode, mp, typ)
 	}
 	if ok {
 		e.AppendSystemFilesystemLimitDataPoint(ts, emit.Int(u.Limit), dev, dom, uuid, mode, mp, typ)
@@ -418,10 +422,10 @@ func (s *fsScraper) record(ts pcommon.Timestamp, r *fsusage.Result) {
 		if st.status == r.Status {
 			v = 1
 		}
-		e.AppendSystemFilesystemStatusDataPoint(ts, v, dev, dom, uuid, mp, typ, st.attr)
+		e.AppendDiskHealthFilesystemStatusDataPoint(ts, v, dev, dom, uuid, mp, typ, st.attr)
 	}
 	if ok && r.Forecast.OK {
-		e.AppendSystemFilesystemTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, dom, uuid, mp, typ)
+		e.AppendDiskHealthFilesystemTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, dom, uuid, mp, typ)
 	}
 	if ok {
 		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Used), dev, dom, uuid, mode, mp, typ, used)

@@ -168,12 +168,12 @@ func TestFSScraperValues(t *testing.T) {
 	assert.Equal(t, float64(875_000*4096), v["system.filesystem.usage / free"])
 	assert.Equal(t, float64(125_000*4096), v["system.filesystem.usage / reserved"])
 	assert.InDelta(t, 1_500_000.0/2_375_000.0, v["system.filesystem.utilization /"], 1e-12) // df Use% 64 %
-	assert.Equal(t, float64(155_360), v["system.filesystem.inodes.usage / used"])
-	assert.Equal(t, float64(500_000), v["system.filesystem.inodes.usage / free"])
-	assert.Equal(t, 1.0, v["system.filesystem.status / ok"])
-	assert.Equal(t, 0.0, v["system.filesystem.status / timeout"])
+	assert.Equal(t, float64(155_360), v["disk_health.filesystem.inodes.usage / used"])
+	assert.Equal(t, float64(500_000), v["disk_health.filesystem.inodes.usage / free"])
+	assert.Equal(t, 1.0, v["disk_health.filesystem.status / ok"])
+	assert.Equal(t, 0.0, v["disk_health.filesystem.status / timeout"])
 	// A filesystem without an inode table reports no inode numbers.
-	_, hasInodes := v["system.filesystem.inodes.usage /data used"]
+	_, hasInodes := v["disk_health.filesystem.inodes.usage /data used"]
 	assert.False(t, hasInodes)
 	// Defaults: no pseudo filesystems, no tmpfs, no squashfs, and the bind of /data's subtree once only.
 	for key := range v {
@@ -211,8 +211,8 @@ func TestFSScraperStuckMount(t *testing.T) {
 		require.NoError(t, err)
 		assert.Less(t, took, 300*time.Millisecond+250*time.Millisecond, "scrape %d waited for the hung mount", i)
 		v := fsValues(md)
-		assert.Equal(t, 1.0, v["system.filesystem.status /data timeout"], "scrape %d", i)
-		assert.Equal(t, 1.0, v["system.filesystem.status / ok"], "scrape %d", i)
+		assert.Equal(t, 1.0, v["disk_health.filesystem.status /data timeout"], "scrape %d", i)
+		assert.Equal(t, 1.0, v["disk_health.filesystem.status / ok"], "scrape %d", i)
 		assert.Equal(t, float64(100*4096), v["system.filesystem.limit /"], "scrape %d", i)
 	}
 	// The server answers again: the background re-probe succeeds and the mount is reported again.
@@ -223,7 +223,7 @@ func TestFSScraperStuckMount(t *testing.T) {
 	released = true
 	require.Eventually(t, func() bool {
 		md, err := s.scrape(t.Context())
-		return err == nil && fsValues(md)["system.filesystem.status /data ok"] == 1
+		return err == nil && fsValues(md)["disk_health.filesystem.status /data ok"] == 1
 	}, 5*time.Second, 50*time.Millisecond)
 }
 

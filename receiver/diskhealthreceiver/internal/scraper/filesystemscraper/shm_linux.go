@@ -176,8 +176,8 @@ func (s *fsScraper) scrapePodSHM(ctx context.Context, ts pcommon.Timestamp, now 
 		headroom, bound := podshm.Headroom(r.Usage.Free, m, haveCgroup)
 		c := s.mount(r.Mount)
 		s.e.Resource(c.res)
-		s.e.AppendSystemFilesystemShmHeadroomDataPoint(ts, emit.Int(headroom), uid, c.domain, c.mp, shmBounds[bound])
-		s.e.AppendSystemFilesystemShmUsageDataPoint(ts, emit.Int(r.Usage.Used), uid, c.domain, c.mp)
+		s.e.AppendDiskHealthFilesystemShmHeadroomDataPoint(ts, emit.Int(headroom), uid, c.domain, c.mp, shmBounds[bound])
+		s.e.AppendDiskHealthFilesystemShmUsageDataPoint(ts, emit.Int(r.Usage.Used), uid, c.domain, c.mp)
 
 		mps[c.mp] = true
 		prev, known := s.shm.steps[c.mp]
@@ -204,9 +204,9 @@ func (s *fsScraper) scrapePodSHM(ctx context.Context, ts pcommon.Timestamp, now 
 	return err
 }
 
-var shmBounds = map[podshm.Bound]metadata.AttributeSystemFilesystemShmBound{
-	podshm.BoundTmpfs:  metadata.AttributeSystemFilesystemShmBoundTmpfs,
-	podshm.BoundCgroup: metadata.AttributeSystemFilesystemShmBoundCgroupMemory,
+var shmBounds = map[podshm.Bound]metadata.AttributeDiskHealthFilesystemShmBound{
+	podshm.BoundTmpfs:  metadata.AttributeDiskHealthFilesystemShmBoundTmpfs,
+	podshm.BoundCgroup: metadata.AttributeDiskHealthFilesystemShmBoundCgroupMemory,
 }
 
 // shmEvent buffers the record of a pod's shared memory turning short of its next step.

@@ -29,7 +29,7 @@ func shmPoints(md pmetric.Metrics, name string) map[string]string {
 	out := map[string]string{}
 	for uid, dp := range pointsBy(md, name, "k8s.pod.uid") {
 		out[uid] = fmt.Sprint(dp.IntValue())
-		if b, ok := dp.Attributes().Get("system.filesystem.shm.bound"); ok {
+		if b, ok := dp.Attributes().Get("disk_health.filesystem.shm.bound"); ok {
 			out[uid] += " " + b.Str()
 		}
 	}
@@ -64,14 +64,14 @@ func TestFSScraperPodSHM(t *testing.T) {
 		podV1:   fmt.Sprint(512<<20-400<<20) + " cgroup_memory",
 		podV2:   fmt.Sprint(196_608*4096) + " tmpfs",
 		podNone: fmt.Sprint(196_608*4096) + " tmpfs",
-	}, shmPoints(md, "system.filesystem.shm.headroom"))
+	}, shmPoints(md, "disk_health.filesystem.shm.headroom"))
 	used := fmt.Sprint(65_536 * 4096)
-	assert.Equal(t, map[string]string{podV1: used, podV2: used, podNone: used}, shmPoints(md, "system.filesystem.shm.usage"))
+	assert.Equal(t, map[string]string{podV1: used, podV2: used, podNone: used}, shmPoints(md, "disk_health.filesystem.shm.usage"))
 
 	// pod_shm off (what newScraper makes of PodSHM false): none.
 	off := newTestFSScraper(t, root.Dir, mountinfo, f, &clock)
 	off.shmCfg = nil
 	md, err = off.scrape(t.Context())
 	require.NoError(t, err)
-	assert.Empty(t, shmPoints(md, "system.filesystem.shm.headroom"))
+	assert.Empty(t, shmPoints(md, "disk_health.filesystem.shm.headroom"))
 }

@@ -107,7 +107,7 @@ steps:
 		if limit-usage < free {
 			want, bound = limit-usage, "cgroup_memory"
 		}
-		got := shmPoints(md, "system.filesystem.shm.headroom")[uid]
+		got := shmPoints(md, "disk_health.filesystem.shm.headroom")[uid]
 		var v int64
 		var b string
 		_, err = fmt.Sscanf(got, "%d %s", &v, &b)

@@ -113,11 +113,11 @@ func writersRun(t *testing.T, golden string, writes func(at time.Duration) map[s
 	return md, sink
 }
 
-// writerPoints are the domain's system.filesystem.checkpoint.writer points, by their cgroup.path,
+// writerPoints are the domain's disk_health.filesystem.checkpoint.writer points, by their cgroup.path,
 // k8s.pod.uid and container.id.
 func writerPoints(md pmetric.Metrics, dom string) []string {
 	var got []string
-	for k, dp := range pointsBy(md, "system.filesystem.checkpoint.writer", "system.filesystem.domain", "cgroup.path", "k8s.pod.uid", "container.id") {
+	for k, dp := range pointsBy(md, "disk_health.filesystem.checkpoint.writer", "disk_health.filesystem.domain", "cgroup.path", "k8s.pod.uid", "container.id") {
 		if strings.HasPrefix(k, dom+" ") {
 			got = append(got, fmt.Sprintf("%s = %d", strings.TrimPrefix(k, dom+" "), dp.IntValue()))
 		}

@@ -62,11 +62,11 @@ func TestIOScraperAggregatesAndFilters(t *testing.T) {
 	}
 
 	filtered := twoScrapes(t, func(c *Config) {
-		c.MetricsBuilderConfig.ResourceAttributes.DiskClass.MetricsExclude = []filter.Config{{Strict: "disk"}}
+		c.MetricsBuilderConfig.ResourceAttributes.DiskHealthDiskClass.MetricsExclude = []filter.Config{{Strict: "disk"}}
 	})
 	assert.Less(t, filtered.ResourceMetrics().Len(), all.ResourceMetrics().Len())
 	for i := range filtered.ResourceMetrics().Len() {
-		c, _ := filtered.ResourceMetrics().At(i).Resource().Attributes().Get("disk.class")
+		c, _ := filtered.ResourceMetrics().At(i).Resource().Attributes().Get("disk_health.disk.class")
 		assert.NotEqual(t, "disk", c.Str())
 	}
 }

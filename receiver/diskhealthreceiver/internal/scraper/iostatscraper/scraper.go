@@ -40,13 +40,20 @@ type ioScraper struct {
 	now func() time.Time
 }
 
+// hostmetricsOurs names this source's own metric of a hostmetrics name where the two differ: semconv
+// does not define these, so ours are in disk_health.* and hostmetrics keeps its system.* names.
+var hostmetricsOurs = map[string]string{
+	"system.disk.pending_operations": "disk_health.disk.pending_operations",
+	"system.disk.weighted_io_time":   "disk_health.disk.weighted_io_time",
+}
+
 func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*ioScraper, error) {
 	f, err := cfg.filter(section)
 	if err != nil {
 		return nil, err
 	}
 	mbc := cfg.MetricsBuilderConfig
-	hm, err := emit.Hostmetrics(cfg.Conventions, &mbc.Metrics, func() *hostmetrics.Emitter { return hostmetrics.NewEmitter(cfg.Hostmetrics, set) })
+	hm, err := emit.Hostmetrics(cfg.Conventions, &mbc.Metrics, func() *hostmetrics.Emitter { return hostmetrics.NewEmitter(cfg.Hostmetrics, set) }, hostmetricsOurs)
 	if err != nil {
 		return nil, err
 	}
@@ -196,23 +203,23 @@ func (s *ioScraper) record(ts pcommon.Timestamp, st *diskstats.Stat, id *blockde
 
 	e.SetStartTime(counters)
 	if discard {
-		e.AppendSystemDiskDiscardIoDataPoint(ts, emit.Int(c.DiscardBytes), dev)
-		e.AppendSystemDiskDiscardMergedDataPoint(ts, emit.Int(c.DiscardMerged), dev)
-		e.AppendSystemDiskDiscardOperationTimeDataPoint(ts, c.DiscardTime, dev)
-		e.AppendSystemDiskDiscardOperationsDataPoint(ts, emit.Int(c.DiscardOps), dev)
+		e.AppendDiskHealthDiskDiscardIoDataPoint(ts, emit.Int(c.DiscardBytes), dev)
+		e.AppendDiskHealthDiskDiscardMergedDataPoint(ts, emit.Int(c.DiscardMerged), dev)
+		e.AppendDiskHealthDiskDiscardOperationTimeDataPoint(ts, c.DiscardTime, dev)
+		e.AppendDiskHealthDiskDiscardOperationsDataPoint(ts, emit.Int(c.DiscardOps), dev)
 	}
 	if flush {
-		e.AppendSystemDiskFlushOperationTimeDataPoint(ts, c.FlushTime, dev)
-		e.AppendSystemDiskFlushOperationsDataPoint(ts, emit.Int(c.FlushOps), dev)
+		e.AppendDiskHealthDiskFlushOperationTimeDataPoint(ts, c.FlushTime, dev)
+		e.AppendDiskHealthDiskFlushOperationsDataPoint(ts, emit.Int(c.FlushOps), dev)
 	}
 	e.AppendSystemDiskIoDataPoint(ts, emit.Int(c.ReadBytes), dev, rd)
 	e.AppendSystemDiskIoDataPoint(ts, emit.Int(c.WriteBytes), dev, wr)
 	if gauges {
 		e.SetStartTime(interval)
-		e.AppendSystemDiskIoRateDataPoint(ts, g.ReadBytesRate, dev, grd)
-		e.AppendSystemDiskIoRateDataPoint(ts, g.WriteBytesRate, dev, gwr)
+		e.AppendDiskHealthDiskIoRateDataPoint(ts, g.ReadBytesRate, dev, grd)
+		e.AppendDiskHealthDiskIoRateDataPoint(ts, g.WriteBytesRate, dev, gwr)
 		if discard {
-			e.AppendSystemDiskIoRateDataPoint(ts, g.DiscardBytesRate, dev, gdc)
+			e.AppendDiskHealthDiskIoRateDataPoint(ts, g.DiscardBytesRate, dev, gdc)
 		}
 		e.SetStartTime(counters)
 	}
@@ -224,27 +231,27 @@ func (s *ioScraper) record(ts pcommon.Timestamp, st *diskstats.Stat, id *blockde
 	e.AppendSystemDiskMergedDataPoint(ts, emit.Int(c.WriteMerged), dev, wr)
 	if gauges {
 		e.SetStartTime(interval)
-		e.AppendSystemDiskMergedRateDataPoint(ts, g.ReadMergedRate, dev, grd)
-		e.AppendSystemDiskMergedRateDataPoint(ts, g.WriteMergedRate, dev, gwr)
-		e.AppendSystemDiskMergedRatioDataPoint(ts, g.ReadMergedRatio, dev, grd)
-		e.AppendSystemDiskMergedRatioDataPoint(ts, g.WriteMergedRatio, dev, gwr)
-		e.AppendSystemDiskOperationAverageSizeDataPoint(ts, g.ReadAvgSize, dev, grd)
-		e.AppendSystemDiskOperationAverageSizeDataPoint(ts, g.WriteAvgSize, dev, gwr)
-		e.AppendSystemDiskOperationAverageTimeDataPoint(ts, g.ReadAwait, dev, grd)
-		e.AppendSystemDiskOperationAverageTimeDataPoint(ts, g.WriteAwait, dev, gwr)
-		e.AppendSystemDiskOperationRateDataPoint(ts, g.ReadOpsRate, dev, grd)
-		e.AppendSystemDiskOperationRateDataPoint(ts, g.WriteOpsRate, dev, gwr)
+		e.AppendDiskHealthDiskMergedRateDataPoint(ts, g.ReadMergedRate, dev, grd)
+		e.AppendDiskHealthDiskMergedRateDataPoint(ts, g.WriteMergedRate, dev, gwr)
+		e.AppendDiskHealthDiskMergedRatioDataPoint(ts, g.ReadMergedRatio, dev, grd)
+		e.AppendDiskHealthDiskMergedRatioDataPoint(ts, g.WriteMergedRatio, dev, gwr)
+		e.AppendDiskHealthDiskOperationAverageSizeDataPoint(ts, g.ReadAvgSize, dev, grd)
+		e.AppendDiskHealthDiskOperationAverageSizeDataPoint(ts, g.WriteAvgSize, dev, gwr)
+		e.AppendDiskHealthDiskOperationAverageTimeDataPoint(ts, g.ReadAwait, dev, grd)
+		e.AppendDiskHealthDiskOperationAverageTimeDataPoint(ts, g.WriteAwait, dev, gwr)
+		e.AppendDiskHealthDiskOperationRateDataPoint(ts, g.ReadOpsRate, dev, grd)
+		e.AppendDiskHealthDiskOperationRateDataPoint(ts, g.WriteOpsRate, dev, gwr)
 		if discard {
-			e.AppendSystemDiskMergedRateDataPoint(ts, g.DiscardMergedRate, dev, gdc)
-			e.AppendSystemDiskMergedRatioDataPoint(ts, g.DiscardMergedRatio, dev, gdc)
-			e.AppendSystemDiskOperationAverageSizeDataPoint(ts, g.DiscardAvgSize, dev, gdc)
-			e.AppendSystemDiskOperationAverageTimeDataPoint(ts, g.DiscardAwait, dev, gdc)
-			e.AppendSystemDiskOperationRateDataPoint(ts, g.DiscardOpsRate, dev, gdc)
+			e.AppendDiskHealthDiskMergedRateDataPoint(ts, g.DiscardMergedRate, dev, gdc)
+			e.AppendDiskHealthDiskMergedRatioDataPoint(ts, g.DiscardMergedRatio, dev, gdc)
+			e.AppendDiskHealthDiskOperationAverageSizeDataPoint(ts, g.DiscardAvgSize, dev, gdc)
+			e.AppendDiskHealthDiskOperationAverageTimeDataPoint(ts, g.DiscardAwait, dev, gdc)
+			e.AppendDiskHealthDiskOperationRateDataPoint(ts, g.DiscardOpsRate, dev, gdc)
 		}
 		if flush {
 			// Flushes carry no data and are never merged: iostat shows only f/s and f_await.
-			e.AppendSystemDiskOperationAverageTimeDataPoint(ts, g.FlushAwait, dev, gfl)
-			e.AppendSystemDiskOperationRateDataPoint(ts, g.FlushOpsRate, dev, gfl)
+			e.AppendDiskHealthDiskOperationAverageTimeDataPoint(ts, g.FlushAwait, dev, gfl)
+			e.AppendDiskHealthDiskOperationRateDataPoint(ts, g.FlushOpsRate, dev, gfl)
 		}
 		e.SetStartTime(counters)
 	}
@@ -252,14 +259,14 @@ func (s *ioScraper) record(ts pcommon.Timestamp, st *diskstats.Stat, id *blockde
 	e.AppendSystemDiskOperationTimeDataPoint(ts, c.WriteTime, dev, wr)
 	e.AppendSystemDiskOperationsDataPoint(ts, emit.Int(c.ReadOps), dev, rd)
 	e.AppendSystemDiskOperationsDataPoint(ts, emit.Int(c.WriteOps), dev, wr)
-	e.AppendSystemDiskPendingOperationsDataPoint(ts, emit.Int(c.InFlight), dev)
+	e.AppendDiskHealthDiskPendingOperationsDataPoint(ts, emit.Int(c.InFlight), dev)
 	if gauges {
 		e.SetStartTime(interval)
-		e.AppendSystemDiskQueueLengthDataPoint(ts, g.QueueLength, dev)
-		e.AppendSystemDiskUtilizationDataPoint(ts, g.Utilization, dev)
+		e.AppendDiskHealthDiskQueueLengthDataPoint(ts, g.QueueLength, dev)
+		e.AppendDiskHealthDiskUtilizationDataPoint(ts, g.Utilization, dev)
 		e.SetStartTime(counters)
 	}
-	e.AppendSystemDiskWeightedIoTimeDataPoint(ts, c.WeightedIOTime, dev)
+	e.AppendDiskHealthDiskWeightedIoTimeDataPoint(ts, c.WeightedIOTime, dev)
 }
 
 // resKey is what a device's resource is built from.
@@ -282,16 +289,16 @@ func (s *ioScraper) resource(st *diskstats.Stat, id *blockdev.Identity) pcommon.
 
 func (s *ioScraper) buildResource(st *diskstats.Stat, id *blockdev.Identity) pcommon.Resource {
 	rb := s.rb
-	rb.SetDiskMajorMinor(blockdev.MajorMinor(st.MajorNumber, st.MinorNumber))
+	rb.SetDiskHealthDiskMajorMinor(blockdev.MajorMinor(st.MajorNumber, st.MinorNumber))
 	setClass(rb, id.Class)
-	emit.SetIfNotEmpty(rb.SetDiskDmName, id.DMName)
-	emit.SetIfNotEmpty(rb.SetDiskParent, id.Parent)
+	emit.SetIfNotEmpty(rb.SetDiskHealthDiskDmName, id.DMName)
+	emit.SetIfNotEmpty(rb.SetDiskHealthDiskParent, id.Parent)
 	emit.SetIfNotEmpty(rb.SetHwModel, id.Model)
 	emit.SetIfNotEmpty(rb.SetHwSerialNumber, id.Serial)
 	emit.SetIfNotEmpty(rb.SetHwFirmwareVersion, id.Firmware)
-	emit.SetIfNotEmpty(rb.SetDiskWwn, id.WWN)
+	emit.SetIfNotEmpty(rb.SetDiskHealthDiskWwn, id.WWN)
 	if id.Rotational >= 0 {
-		rb.SetDiskRotational(id.Rotational == 1)
+		rb.SetDiskHealthDiskRotational(id.Rotational == 1)
 	}
 	if id.Class == blockdev.ClassDisk {
 		rb.SetHwID(blockdev.DiskID(id))
@@ -303,19 +310,19 @@ func (s *ioScraper) buildResource(st *diskstats.Stat, id *blockdev.Identity) pco
 func setClass(rb *metadata.ResourceBuilder, c blockdev.Class) {
 	switch c {
 	case blockdev.ClassDisk:
-		rb.SetDiskClassDisk()
+		rb.SetDiskHealthDiskClassDisk()
 	case blockdev.ClassPartition:
-		rb.SetDiskClassPartition()
+		rb.SetDiskHealthDiskClassPartition()
 	case blockdev.ClassDM:
-		rb.SetDiskClassDm()
+		rb.SetDiskHealthDiskClassDm()
 	case blockdev.ClassMD:
-		rb.SetDiskClassMd()
+		rb.SetDiskHealthDiskClassMd()
 	case blockdev.ClassLoop:
-		rb.SetDiskClassLoop()
+		rb.SetDiskHealthDiskClassLoop()
 	case blockdev.ClassRAM:
-		rb.SetDiskClassRAM()
+		rb.SetDiskHealthDiskClassRAM()
 	case blockdev.ClassOther:
-		rb.SetDiskClassOther()
+		rb.SetDiskHealthDiskClassOther()
 	}
 }
 

@@ -123,10 +123,10 @@ func TestIOScraperDefaultFilterNeverDoubleCounts(t *testing.T) {
 			require.NotEmpty(t, got)
 			for i := range md.ResourceMetrics().Len() {
 				res := md.ResourceMetrics().At(i).Resource().Attributes()
-				class, ok := res.Get("disk.class")
+				class, ok := res.Get("disk_health.disk.class")
 				require.True(t, ok)
 				assert.Contains(t, []string{"disk", "dm", "md"}, class.Str())
-				_, hasParent := res.Get("disk.parent")
+				_, hasParent := res.Get("disk_health.disk.parent")
 				assert.False(t, hasParent, "a partition was emitted by default")
 			}
 		})

@@ -19,7 +19,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
 )
 
-// cgroupWrites is, per cgroup.path, the write count of the device's container.disk.operation.duration
+// cgroupWrites is, per cgroup.path, the write count of the device's disk_health.container.disk.operation.duration
 // points and their bytes.
 func cgroupWrites(md pmetric.Metrics, device string) (counts map[string]uint64, bytes map[string]int64) {
 	counts, bytes = map[string]uint64{}, map[string]int64{}
@@ -28,7 +28,7 @@ func cgroupWrites(md pmetric.Metrics, device string) (counts map[string]uint64, 
 		for j := range ms.Len() {
 			m := ms.At(j)
 			switch m.Name() {
-			case "container.disk.operation.duration":
+			case "disk_health.container.disk.operation.duration":
 				for k := range m.ExponentialHistogram().DataPoints().Len() {
 					a := m.ExponentialHistogram().DataPoints().At(k).Attributes()
 					dev, _ := a.Get("system.device")
@@ -38,7 +38,7 @@ func cgroupWrites(md pmetric.Metrics, device string) (counts map[string]uint64, 
 						counts[path.Str()] = m.ExponentialHistogram().DataPoints().At(k).Count()
 					}
 				}
-			case "container.disk.operation.io":
+			case "disk_health.container.disk.operation.io":
 				for k := range m.Sum().DataPoints().Len() {
 					a := m.Sum().DataPoints().At(k).Attributes()
 					dev, _ := a.Get("system.device")

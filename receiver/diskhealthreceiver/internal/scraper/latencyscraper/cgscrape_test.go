@@ -96,7 +96,7 @@ func TestScrapePerCgroup(t *testing.T) {
 	for i := range ms.Len() {
 		m := ms.At(i)
 		switch m.Name() {
-		case "container.disk.operation.duration":
+		case "disk_health.container.disk.operation.duration":
 			for j := range m.ExponentialHistogram().DataPoints().Len() {
 				dp := m.ExponentialHistogram().DataPoints().At(j)
 				path, _ := dp.Attributes().Get("cgroup.path")
@@ -104,13 +104,13 @@ func TestScrapePerCgroup(t *testing.T) {
 				attrs[path.Str()] = dp.Attributes().AsRaw()
 				require.Equal(t, t0.UnixNano(), dp.StartTimestamp().AsTime().UnixNano())
 			}
-		case "container.disk.occupancy.share":
+		case "disk_health.container.disk.occupancy.share":
 			for j := range m.Gauge().DataPoints().Len() {
 				dp := m.Gauge().DataPoints().At(j)
 				path, _ := dp.Attributes().Get("cgroup.path")
 				shares[path.Str()] = dp.DoubleValue()
 			}
-		case "container.disk.operation.io":
+		case "disk_health.container.disk.operation.io":
 			require.Equal(t, pmetric.AggregationTemporalityCumulative, m.Sum().AggregationTemporality())
 			for j := range m.Sum().DataPoints().Len() {
 				dp := m.Sum().DataPoints().At(j)
@@ -210,7 +210,7 @@ func TestScrapeIdleCgroupKeepsStart(t *testing.T) {
 		out := map[string]point{}
 		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
 		for i := range ms.Len() {
-			if ms.At(i).Name() != "container.disk.operation.duration" {
+			if ms.At(i).Name() != "disk_health.container.disk.operation.duration" {
 				continue
 			}
 			dps := ms.At(i).ExponentialHistogram().DataPoints()

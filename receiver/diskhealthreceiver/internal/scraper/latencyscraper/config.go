@@ -30,7 +30,7 @@ type Config struct {
 	// Enabled loads the BPF probe at start. Where it cannot load (no capabilities, no BTF, not Linux)
 	// the source logs one line naming the cause and the fix and reports nothing.
 	Enabled bool `mapstructure:"enabled"`
-	// DeviceTime also measures issue to the driver → completion (system.disk.operation.device.duration),
+	// DeviceTime also measures issue to the driver → completion (disk_health.disk.operation.device.duration),
 	// at the cost of a map insert and delete per I/O.
 	DeviceTime bool `mapstructure:"device_time"`
 	// MaxDevices bounds the whole disks with histograms and sizes the probe's preallocated maps.

@@ -29,32 +29,32 @@ type histogramMetric struct {
 
 var histograms = []histogramMetric{
 	{
-		name: "system.disk.operation.duration", unit: "s", kind: biolat.Total,
+		name: "disk_health.disk.operation.duration", unit: "s", kind: biolat.Total,
 		directions: []biolat.Direction{biolat.Read, biolat.Write}, withDirection: true,
 		description: "Time each read / write request took, from its creation in the block layer to its completion " +
 			"(queueing included), as a cumulative exponential histogram. Not in semantic conventions.",
 	},
 	{
-		name: "system.disk.discard.operation.duration", unit: "s", kind: biolat.Total,
+		name: "disk_health.disk.discard.operation.duration", unit: "s", kind: biolat.Total,
 		directions:  []biolat.Direction{biolat.Discard},
 		description: "Time each discard (TRIM/UNMAP) request took, creation to completion, as a cumulative exponential histogram. Not in semantic conventions.",
 	},
 	{
-		name: "system.disk.flush.operation.duration", unit: "s", kind: biolat.Total,
+		name: "disk_health.disk.flush.operation.duration", unit: "s", kind: biolat.Total,
 		directions:  []biolat.Direction{biolat.Flush},
 		description: "Time each flush request took, creation to completion, as a cumulative exponential histogram. Not in semantic conventions.",
 	},
 	{
-		name: "system.disk.operation.device.duration", unit: "s", kind: biolat.DeviceTime, deviceTime: true,
+		name: "disk_health.disk.operation.device.duration", unit: "s", kind: biolat.DeviceTime, deviceTime: true,
 		directions: []biolat.Direction{biolat.Read, biolat.Write}, withDirection: true,
 		description: "Time each read / write request spent in the device: its last issue to the driver to its completion " +
 			"(no queueing in the block layer), as a cumulative exponential histogram. Opt-in (device_time: true). Not in semantic conventions.",
 	},
 	{
-		name: "container.disk.operation.duration", unit: "s", kind: biolat.Total, perCgroup: true,
+		name: "disk_health.container.disk.operation.duration", unit: "s", kind: biolat.Total, perCgroup: true,
 		directions: []biolat.Direction{biolat.Read, biolat.Write}, withDirection: true,
 		description: "Time each read / write request of a cgroup (pod, container) took on a device, creation to completion, as a " +
-			"cumulative exponential histogram with the buckets of system.disk.operation.duration; the top N cgroups per device, " +
+			"cumulative exponential histogram with the buckets of disk_health.disk.operation.duration; the top N cgroups per device, " +
 			"the rest as cgroup.path \"other\". Opt-in (per_cgroup.enabled). Not in semantic conventions.",
 	},
 }

@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
-	conventions "go.opentelemetry.io/otel/semconv/v1.38.0"
 	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
@@ -22,6 +21,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/noisy"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
+	conventions "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/semconv/v1.44.0"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
@@ -436,7 +436,7 @@ func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointId
 			opts = append(opts, metadata.WithHwIDMetricAttribute(id.hwID))
 		}
 		mb.Reset(metadata.WithStartTime(s.startOf(e.Dev)))
-		mb.RecordSystemDiskKernelErrorsDataPoint(ts, int64(e.Count), id.device,
+		mb.RecordDiskHealthDiskKernelErrorsDataPoint(ts, int64(e.Count), id.device,
 			metadata.MapAttributeLatencyDirection[e.Direction.String()], e.Status, opts...)
 	}
 	mb.Reset(metadata.WithStartTime(pcommon.NewTimestampFromTime(s.probe.Started())))
@@ -522,7 +522,7 @@ func recordCgroups(mb *metadata.MetricsBuilder, points []cgPoint, ids map[biolat
 	for _, k := range order {
 		if total[k.dev] > 0 {
 			id := ids[k.dev]
-			mb.RecordContainerDiskOccupancyShareDataPoint(ts, busy[k]/total[k.dev], k.path, id.device, cgroupOptions(k.path, id)...)
+			mb.RecordDiskHealthContainerDiskOccupancyShareDataPoint(ts, busy[k]/total[k.dev], k.path, id.device, cgroupOptions(k.path, id)...)
 		}
 	}
 	for i := range points {
@@ -532,7 +532,7 @@ func recordCgroups(mb *metadata.MetricsBuilder, points []cgPoint, ids map[biolat
 			continue
 		}
 		mb.Reset(metadata.WithStartTime(p.start))
-		mb.RecordContainerDiskOperationIoDataPoint(ts, emit.Int(p.bytes), p.path, id.device,
+		mb.RecordDiskHealthContainerDiskOperationIoDataPoint(ts, emit.Int(p.bytes), p.path, id.device,
 			metadata.MapAttributeLatencyDirection[p.direction.String()], cgroupOptions(p.path, id)...)
 	}
 }

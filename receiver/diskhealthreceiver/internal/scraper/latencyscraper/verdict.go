@@ -30,7 +30,7 @@ const (
 // requests queueing behind a neighbour does (README, per-pod latency).
 const victimQuantile = 0.9
 
-// noisyPoint is one container.disk.noisy_neighbor point: 1 for an open episode, 0 for one that just
+// noisyPoint is one disk_health.container.disk.noisy_neighbor point: 1 for an open episode, 0 for one that just
 // closed.
 type noisyPoint struct {
 	ep    noisy.Episode
@@ -195,7 +195,7 @@ func recordNoisy(mb *metadata.MetricsBuilder, points []noisyPoint, ids map[biola
 			continue
 		}
 		agg := p.ep.Aggressors[0]
-		mb.RecordContainerDiskNoisyNeighborDataPoint(ts, p.value, p.ep.Victim, p.ep.Device, agg.Cgroup,
+		mb.RecordDiskHealthContainerDiskNoisyNeighborDataPoint(ts, p.value, p.ep.Victim, p.ep.Device, agg.Cgroup,
 			math.Round(agg.Share*100)/100, cgroupOptions(p.ep.Victim, id)...)
 	}
 }

@@ -25,13 +25,13 @@ func requests(n uint64, offset int32) biolat.Histogram {
 	return biolat.Histogram{Offset: offset, Buckets: []uint64{n}, Count: n, Sum: float64(n) * math.Exp2(float64(offset+1)/8)}
 }
 
-// noisyPoints is each container.disk.noisy_neighbor point's attributes and value.
+// noisyPoints is each disk_health.container.disk.noisy_neighbor point's attributes and value.
 func noisyPoints(md pmetric.Metrics) []map[string]any {
 	var out []map[string]any
 	for i := range md.ResourceMetrics().Len() {
 		ms := md.ResourceMetrics().At(i).ScopeMetrics().At(0).Metrics()
 		for j := range ms.Len() {
-			if m := ms.At(j); m.Name() == "container.disk.noisy_neighbor" {
+			if m := ms.At(j); m.Name() == "disk_health.container.disk.noisy_neighbor" {
 				for k := range m.Gauge().DataPoints().Len() {
 					dp := m.Gauge().DataPoints().At(k)
 					a := dp.Attributes().AsRaw()
@@ -75,7 +75,7 @@ func newNoisyScraper(t *testing.T) *noisyScraper {
 }
 
 // scrape adds the interval's requests of the victim and the aggressor, 2 s later, and returns the
-// container.disk.noisy_neighbor points.
+// disk_health.container.disk.noisy_neighbor points.
 func (n *noisyScraper) scrape(victim, aggressor biolat.Histogram) []map[string]any {
 	n.cp.hists[podPath] = n.cp.hists[podPath].Add(victim)
 	n.cp.hists["/B"] = n.cp.hists["/B"].Add(aggressor)

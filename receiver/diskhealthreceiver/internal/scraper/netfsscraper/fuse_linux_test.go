@@ -260,7 +260,7 @@ func TestFUSEDaemonBlocksAndDies(t *testing.T) {
 	// The changes, in order.
 	var states, bodies []string
 	for _, ev := range (&fixture{logs: logs}).events() {
-		st, _ := ev.Attributes().Get("state")
+		st, _ := ev.Attributes().Get("disk_health.client.state")
 		states, bodies = append(states, st.Str()), append(bodies, ev.Body().Str())
 	}
 	t.Logf("most requests waiting: %d; events: %q", maxWaiting, bodies)

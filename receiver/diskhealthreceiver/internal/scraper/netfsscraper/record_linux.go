@@ -17,11 +17,11 @@ type recorder struct {
 	dev, mp, typ string
 }
 
-var classAttrs = [mountstats.NumClasses]metadata.AttributeNfsOperationClass{
-	mountstats.ClassRead:     metadata.AttributeNfsOperationClassRead,
-	mountstats.ClassWrite:    metadata.AttributeNfsOperationClassWrite,
-	mountstats.ClassMetadata: metadata.AttributeNfsOperationClassMetadata,
-	mountstats.ClassOther:    metadata.AttributeNfsOperationClassOther,
+var classAttrs = [mountstats.NumClasses]metadata.AttributeDiskHealthNfsOperationClass{
+	mountstats.ClassRead:     metadata.AttributeDiskHealthNfsOperationClassRead,
+	mountstats.ClassWrite:    metadata.AttributeDiskHealthNfsOperationClassWrite,
+	mountstats.ClassMetadata: metadata.AttributeDiskHealthNfsOperationClassMetadata,
+	mountstats.ClassOther:    metadata.AttributeDiskHealthNfsOperationClassOther,
 }
 
 var stateAttrs = map[clientstate.State]metadata.AttributeClientState{
@@ -37,7 +37,7 @@ func (r *recorder) state(v, current clientstate.State) {
 	if v == current {
 		n = 1
 	}
-	r.s.mb.RecordSystemFilesystemClientStateDataPoint(r.ts, n, r.dev, r.mp, r.typ, stateAttrs[v])
+	r.s.mb.RecordDiskHealthFilesystemClientStateDataPoint(r.ts, n, r.dev, r.mp, r.typ, stateAttrs[v])
 }
 
 // nfs records an NFS mount's counters and, when there is a previous reading of the same instance
@@ -52,7 +52,7 @@ func (r *recorder) nfs(cur, last *mountstats.Mount) {
 	}
 	for c, o := range classes {
 		attr := classAttrs[c]
-		mb.RecordNfsClientMountOperationCountDataPoint(ts, emit.Int(o.Ops), dev, mp, typ, attr)
+		mb.RecordDiskHealthNfsClientMountOperationCountDataPoint(ts, emit.Int(o.Ops), dev, mp, typ, attr)
 		if !interval {
 			continue
 		}
@@ -61,30 +61,30 @@ func (r *recorder) nfs(cur, last *mountstats.Mount) {
 			continue
 		}
 		if mountstats.Class(c) != mountstats.ClassOther {
-			mb.RecordNfsClientMountOperationRoundTripTimeDataPoint(ts, m.RTT, dev, mp, typ, attr)
+			mb.RecordDiskHealthNfsClientMountOperationRoundTripTimeDataPoint(ts, m.RTT, dev, mp, typ, attr)
 		}
-		mb.RecordNfsClientMountOperationExecuteTimeDataPoint(ts, m.Execute, dev, mp, typ, attr)
-		mb.RecordNfsClientMountOperationQueueTimeDataPoint(ts, m.Queue, dev, mp, typ, attr)
+		mb.RecordDiskHealthNfsClientMountOperationExecuteTimeDataPoint(ts, m.Execute, dev, mp, typ, attr)
+		mb.RecordDiskHealthNfsClientMountOperationQueueTimeDataPoint(ts, m.Queue, dev, mp, typ, attr)
 	}
 	total := cur.Total()
-	mb.RecordNfsClientMountRPCRetransmitCountDataPoint(ts, emit.Int(total.Retransmissions()), dev, mp, typ)
-	mb.RecordNfsClientMountRPCMajorTimeoutCountDataPoint(ts, emit.Int(total.MajorTimeouts), dev, mp, typ)
+	mb.RecordDiskHealthNfsClientMountRPCRetransmitCountDataPoint(ts, emit.Int(total.Retransmissions()), dev, mp, typ)
+	mb.RecordDiskHealthNfsClientMountRPCMajorTimeoutCountDataPoint(ts, emit.Int(total.MajorTimeouts), dev, mp, typ)
 	t := &cur.Transport
-	mb.RecordNfsClientMountRPCCountDataPoint(ts, emit.Int(t.Sends), dev, mp, typ, metadata.AttributeNetworkIoDirectionTransmit)
-	mb.RecordNfsClientMountRPCCountDataPoint(ts, emit.Int(t.Receives), dev, mp, typ, metadata.AttributeNetworkIoDirectionReceive)
-	mb.RecordNfsClientMountTransportConnectCountDataPoint(ts, emit.Int(t.Connects), dev, mp, typ)
+	mb.RecordDiskHealthNfsClientMountRPCCountDataPoint(ts, emit.Int(t.Sends), dev, mp, typ, metadata.AttributeNetworkIoDirectionTransmit)
+	mb.RecordDiskHealthNfsClientMountRPCCountDataPoint(ts, emit.Int(t.Receives), dev, mp, typ, metadata.AttributeNetworkIoDirectionReceive)
+	mb.RecordDiskHealthNfsClientMountTransportConnectCountDataPoint(ts, emit.Int(t.Connects), dev, mp, typ)
 	if interval && t.Sends > last.Transport.Sends && t.Backlog >= last.Transport.Backlog {
-		mb.RecordNfsClientMountRPCBacklogDataPoint(ts, float64(t.Backlog-last.Transport.Backlog)/float64(t.Sends-last.Transport.Sends), dev, mp, typ)
+		mb.RecordDiskHealthNfsClientMountRPCBacklogDataPoint(ts, float64(t.Backlog-last.Transport.Backlog)/float64(t.Sends-last.Transport.Sends), dev, mp, typ)
 	}
-	mb.RecordNfsClientMountIoDataPoint(ts, emit.Int(cur.Bytes.ServerRead), dev, mp, typ, metadata.AttributeNetworkIoDirectionReceive)
-	mb.RecordNfsClientMountIoDataPoint(ts, emit.Int(cur.Bytes.ServerWrite), dev, mp, typ, metadata.AttributeNetworkIoDirectionTransmit)
+	mb.RecordDiskHealthNfsClientMountIoDataPoint(ts, emit.Int(cur.Bytes.ServerRead), dev, mp, typ, metadata.AttributeNetworkIoDirectionReceive)
+	mb.RecordDiskHealthNfsClientMountIoDataPoint(ts, emit.Int(cur.Bytes.ServerWrite), dev, mp, typ, metadata.AttributeNetworkIoDirectionTransmit)
 	r.procedures(cur, last)
 }
 
 // procedures records the per-operation detail, when enabled (it is opt-in: ~60 series per mount).
 func (r *recorder) procedures(cur, last *mountstats.Mount) {
 	cfg := &r.s.cfg.MetricsBuilderConfig.Metrics
-	if !cfg.NfsClientMountProcedureCount.Enabled && !cfg.NfsClientMountProcedureRoundTripTime.Enabled {
+	if !cfg.DiskHealthNfsClientMountProcedureCount.Enabled && !cfg.DiskHealthNfsClientMountProcedureRoundTripTime.Enabled {
 		return
 	}
 	var prev map[string]mountstats.Op
@@ -95,10 +95,10 @@ func (r *recorder) procedures(cur, last *mountstats.Mount) {
 		}
 	}
 	for _, o := range cur.Ops {
-		r.s.mb.RecordNfsClientMountProcedureCountDataPoint(r.ts, emit.Int(o.Ops), r.dev, r.mp, r.typ, o.Name)
+		r.s.mb.RecordDiskHealthNfsClientMountProcedureCountDataPoint(r.ts, emit.Int(o.Ops), r.dev, r.mp, r.typ, o.Name)
 		if p, ok := prev[o.Name]; ok {
 			if m := mountstats.Interval(p, o); m.OK {
-				r.s.mb.RecordNfsClientMountProcedureRoundTripTimeDataPoint(r.ts, m.RTT, r.dev, r.mp, r.typ, o.Name)
+				r.s.mb.RecordDiskHealthNfsClientMountProcedureRoundTripTimeDataPoint(r.ts, m.RTT, r.dev, r.mp, r.typ, o.Name)
 			}
 		}
 	}

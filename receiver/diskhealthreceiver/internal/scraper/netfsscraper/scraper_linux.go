@@ -408,7 +408,7 @@ func (s *netfsScraper) event(now time.Time, m *fsusage.Mount, mp string, c *clie
 	a.PutStr("system.filesystem.mountpoint", mp)
 	a.PutStr("system.device", m.Source)
 	a.PutStr("system.filesystem.type", m.FSType)
-	a.PutStr("state", c.To.String())
+	a.PutStr("disk_health.client.state", c.To.String())
 	a.PutStr("disk_health.previous_state", c.From.String())
 	a.PutStr("disk_health.evidence", evidence)
 }

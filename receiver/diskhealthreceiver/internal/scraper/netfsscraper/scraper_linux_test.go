@@ -92,13 +92,13 @@ func TestGolden(t *testing.T) {
 // enableAll switches every metric of the source on.
 func enableAll(m *metadata.MetricsConfig) {
 	for _, e := range []*bool{
-		&m.FuseConnectionConnected.Enabled, &m.FuseConnectionWaiting.Enabled, &m.NfsClientMountIo.Enabled,
-		&m.NfsClientMountOperationCount.Enabled, &m.NfsClientMountOperationExecuteTime.Enabled,
-		&m.NfsClientMountOperationQueueTime.Enabled, &m.NfsClientMountOperationRoundTripTime.Enabled,
-		&m.NfsClientMountProcedureCount.Enabled, &m.NfsClientMountProcedureRoundTripTime.Enabled,
-		&m.NfsClientMountRPCBacklog.Enabled, &m.NfsClientMountRPCCount.Enabled,
-		&m.NfsClientMountRPCMajorTimeoutCount.Enabled, &m.NfsClientMountRPCRetransmitCount.Enabled,
-		&m.NfsClientMountTransportConnectCount.Enabled, &m.SystemFilesystemClientState.Enabled,
+		&m.FuseConnectionConnected.Enabled, &m.FuseConnectionWaiting.Enabled, &m.DiskHealthNfsClientMountIo.Enabled,
+		&m.DiskHealthNfsClientMountOperationCount.Enabled, &m.DiskHealthNfsClientMountOperationExecuteTime.Enabled,
+		&m.DiskHealthNfsClientMountOperationQueueTime.Enabled, &m.DiskHealthNfsClientMountOperationRoundTripTime.Enabled,
+		&m.DiskHealthNfsClientMountProcedureCount.Enabled, &m.DiskHealthNfsClientMountProcedureRoundTripTime.Enabled,
+		&m.DiskHealthNfsClientMountRPCBacklog.Enabled, &m.DiskHealthNfsClientMountRPCCount.Enabled,
+		&m.DiskHealthNfsClientMountRPCMajorTimeoutCount.Enabled, &m.DiskHealthNfsClientMountRPCRetransmitCount.Enabled,
+		&m.DiskHealthNfsClientMountTransportConnectCount.Enabled, &m.DiskHealthFilesystemClientState.Enabled,
 	} {
 		*e = true
 	}
@@ -147,7 +147,7 @@ func stateOf(t *testing.T, md pmetric.Metrics, mp string) string {
 	t.Helper()
 	var states []string
 	for _, s := range []string{"ok", "slow", "unresponsive", "stale"} {
-		if point(md, "system.filesystem.client.state", mp, map[string]string{"state": s}) == 1 {
+		if point(md, "disk_health.filesystem.client.state", mp, map[string]string{"disk_health.client.state": s}) == 1 {
 			states = append(states, s)
 		}
 	}
@@ -198,7 +198,7 @@ func TestStateAndEvents(t *testing.T) {
 	attrs := ev.Attributes().AsRaw()
 	assert.Equal(t, map[string]any{
 		"event.name": "disk_health.state_change", "system.filesystem.mountpoint": "/mnt/ckpt", "system.device": "nas02:/ckpt",
-		"system.filesystem.type": "nfs4", "state": "unresponsive", "disk_health.previous_state": "slow",
+		"system.filesystem.type": "nfs4", "disk_health.client.state": "unresponsive", "disk_health.previous_state": "slow",
 		"disk_health.evidence": "rpc: no operation completed in 10s; 5 sent, 0 replies, 0 major timeouts",
 	}, attrs)
 
@@ -287,7 +287,7 @@ func TestRemountIsNewSeries(t *testing.T) {
 	start := func(md pmetric.Metrics) pcommon.Timestamp {
 		var start pcommon.Timestamp
 		pdatawalk.ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
-			if p, _ := dp.Attributes().Get("system.filesystem.mountpoint"); m.Name() == "nfs.client.mount.operation.count" && p.Str() == "/mnt/ckpt" {
+			if p, _ := dp.Attributes().Get("system.filesystem.mountpoint"); m.Name() == "disk_health.nfs.client.mount.operation.count" && p.Str() == "/mnt/ckpt" {
 				start = dp.StartTimestamp()
 			}
 		})

@@ -95,12 +95,12 @@ func (s *pressureScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	s.last, s.lastTime = [2]uint64{p.Some.TotalMicros, p.Full.TotalMicros}, now
 	mb := s.mb
 	mb.Reset(metadata.WithStartTime(pcommon.NewTimestampFromTime(s.seriesStart)))
-	some, full := metadata.AttributeSystemLinuxPressureStallTypeSome, metadata.AttributeSystemLinuxPressureStallTypeFull
-	record := func(st pressure.Stall, kind metadata.AttributeSystemLinuxPressureStallType) {
-		mb.RecordSystemIoLinuxPressureTotalDataPoint(ts, st.TotalSeconds(), kind)
-		mb.RecordSystemIoLinuxPressure10sDataPoint(ts, st.Avg10, kind)
-		mb.RecordSystemIoLinuxPressure1mDataPoint(ts, st.Avg60, kind)
-		mb.RecordSystemIoLinuxPressure5mDataPoint(ts, st.Avg300, kind)
+	some, full := metadata.AttributeDiskHealthLinuxPressureStallTypeSome, metadata.AttributeDiskHealthLinuxPressureStallTypeFull
+	record := func(st pressure.Stall, kind metadata.AttributeDiskHealthLinuxPressureStallType) {
+		mb.RecordDiskHealthIoLinuxPressureTotalDataPoint(ts, st.TotalSeconds(), kind)
+		mb.RecordDiskHealthIoLinuxPressure10sDataPoint(ts, st.Avg10, kind)
+		mb.RecordDiskHealthIoLinuxPressure1mDataPoint(ts, st.Avg60, kind)
+		mb.RecordDiskHealthIoLinuxPressure5mDataPoint(ts, st.Avg300, kind)
 	}
 	record(p.Some, some)
 	if p.HasFull {

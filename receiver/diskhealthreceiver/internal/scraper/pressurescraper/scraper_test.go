@@ -42,7 +42,7 @@ func pressurePoints(t *testing.T, md pmetric.Metrics) map[string]map[string]pmet
 		dps := pdatawalk.NumberPoints(m)
 		for i := range dps.Len() {
 			dp := dps.At(i)
-			kind, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+			kind, ok := dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 			require.True(t, ok)
 			if out[m.Name()] == nil {
 				out[m.Name()] = map[string]pmetric.NumberDataPoint{}
@@ -72,16 +72,16 @@ func TestPressureScraperAgreesWithKernel(t *testing.T) {
 		got := pressurePoints(t, md)
 		require.Len(t, got, 4)
 		for kind, pair := range map[string][2]pressure.Stall{"some": {before.Some, after.Some}, "full": {before.Full, after.Full}} {
-			total := got["system.io.linux.pressure.total"][kind]
+			total := got["disk_health.io.linux.pressure.total"][kind]
 			assert.GreaterOrEqual(t, total.DoubleValue(), pair[0].TotalSeconds(), kind)
 			assert.LessOrEqual(t, total.DoubleValue(), pair[1].TotalSeconds(), kind)
 			boot, err := boottime.Read("/proc", time.Now())
 			require.NoError(t, err)
 			assert.Equal(t, pcommon.NewTimestampFromTime(boot), total.StartTimestamp())
 			for name, avg := range map[string][2]float64{
-				"system.io.linux.pressure.10s": {pair[0].Avg10, pair[1].Avg10},
-				"system.io.linux.pressure.1m":  {pair[0].Avg60, pair[1].Avg60},
-				"system.io.linux.pressure.5m":  {pair[0].Avg300, pair[1].Avg300},
+				"disk_health.io.linux.pressure.10s": {pair[0].Avg10, pair[1].Avg10},
+				"disk_health.io.linux.pressure.1m":  {pair[0].Avg60, pair[1].Avg60},
+				"disk_health.io.linux.pressure.5m":  {pair[0].Avg300, pair[1].Avg300},
 			} {
 				assert.Contains(t, avg, got[name][kind].DoubleValue(), "%s %s", name, kind)
 			}
@@ -128,10 +128,10 @@ func TestPressureScraperMalformed(t *testing.T) {
 	md, err = s.scrape(t.Context())
 	require.NoError(t, err)
 	got := pressurePoints(t, md)
-	assert.InDelta(t, 2.5, got["system.io.linux.pressure.total"]["some"].DoubleValue(), 1e-12)
-	assert.InDelta(t, 0.5, got["system.io.linux.pressure.total"]["full"].DoubleValue(), 1e-12)
-	assert.InDelta(t, 0.125, got["system.io.linux.pressure.10s"]["some"].DoubleValue(), 1e-12)
-	assert.Equal(t, pcommon.NewTimestampFromTime(time.Unix(1764396000, 0)), got["system.io.linux.pressure.total"]["some"].StartTimestamp())
+	assert.InDelta(t, 2.5, got["disk_health.io.linux.pressure.total"]["some"].DoubleValue(), 1e-12)
+	assert.InDelta(t, 0.5, got["disk_health.io.linux.pressure.total"]["full"].DoubleValue(), 1e-12)
+	assert.InDelta(t, 0.125, got["disk_health.io.linux.pressure.10s"]["some"].DoubleValue(), 1e-12)
+	assert.Equal(t, pcommon.NewTimestampFromTime(time.Unix(1764396000, 0)), got["disk_health.io.linux.pressure.total"]["some"].StartTimestamp())
 }
 
 // TestPressureScraperTotalGoingBackStartsANewSeries: the kernel's totals never fall, but a replaced or
@@ -154,7 +154,7 @@ func TestPressureScraperTotalGoingBackStartsANewSeries(t *testing.T) {
 		write(v[0], v[1])
 		md, err := s.scrape(t.Context())
 		require.NoError(t, err)
-		dp := pressurePoints(t, md)["system.io.linux.pressure.total"]["full"]
+		dp := pressurePoints(t, md)["disk_health.io.linux.pressure.total"]["full"]
 		starts, times = append(starts, dp.StartTimestamp()), append(times, dp.Timestamp())
 	}
 	assert.Equal(t, []pcommon.Timestamp{boot, boot, times[1], times[1]}, starts)

@@ -121,7 +121,7 @@ func TestSMARTCycle24DisksOneHung(t *testing.T) {
 		disks, err := m.Discover("")
 		require.NoError(t, err)
 		for _, d := range disks {
-			read := statusSet(md, d.Name, "hw.physical_disk.smart.read.status", "smart.read.status")
+			read := statusSet(md, d.Name, "disk_health.physical_disk.smart.read.status", "smart.read.status")
 			if d.Name == hung {
 				assert.Equal(t, int64(1), read["timeout"], d.Name)
 				continue

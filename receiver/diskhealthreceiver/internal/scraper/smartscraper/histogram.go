@@ -5,9 +5,9 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	conventions "go.opentelemetry.io/otel/semconv/v1.38.0"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
+	conventions "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/semconv/v1.44.0"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
 )
@@ -32,25 +32,25 @@ const (
 
 var histograms = [histRows]histogramMetric{
 	histCloud: {
-		name: "hw.physical_disk.cloud.operation.duration", withDirection: true,
+		name: "disk_health.physical_disk.cloud.operation.duration", withDirection: true,
 		description: "Latency of each read / write operation as the cloud volume measured it (Amazon D0h device-side histogram), " +
 			"as a cumulative explicit-bucket histogram in seconds. SMART, Amazon EBS and instance store. Not in semantic conventions.",
 	},
 	histMonitor: {
-		name: "hw.physical_disk.latency_monitor.operation.duration", withDirection: true,
+		name: "disk_health.physical_disk.latency_monitor.operation.duration", withDirection: true,
 		description: "Read / write commands at least as slow as the drive's latency monitor threshold A, by the thresholds A-D the drive " +
 			"reports (OCP C3h active window), as an explicit-bucket histogram in seconds, cumulative since the window began. SMART, " +
 			"OCP 2.0+ NVMe with the monitor enabled. Not in semantic conventions.",
 	},
 	histMonitorDiscard: {
-		name: "hw.physical_disk.latency_monitor.discard.operation.duration",
+		name: "disk_health.physical_disk.latency_monitor.discard.operation.duration",
 		description: "Deallocate (TRIM) commands at least as slow as the drive's latency monitor threshold A, as " +
-			"hw.physical_disk.latency_monitor.operation.duration. Not in semantic conventions.",
+			"disk_health.physical_disk.latency_monitor.operation.duration. Not in semantic conventions.",
 	},
 }
 
 // latencySourceDevice is the value of the attribute that marks a latency histogram measured by the
-// device, as opposed to the host's (the latency source's system.disk.*operation.duration, which carry none).
+// device, as opposed to the host's (the latency source's disk_health.disk.*operation.duration, which carry none).
 const (
 	latencySourceAttr   = "disk_health.latency.source"
 	latencySourceDevice = "device"

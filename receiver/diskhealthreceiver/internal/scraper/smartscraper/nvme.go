@@ -29,14 +29,14 @@ const (
 
 // cloudLimits are the limits of nvme.Throttling, in its order, with their attribute value.
 var cloudLimits = [...]struct {
-	attr  metadata.AttributeHwPhysicalDiskCloudLimit
+	attr  metadata.AttributeDiskHealthPhysicalDiskCloudLimit
 	share func(nvme.Throttling) float64
 	text  string
 }{
-	{metadata.AttributeHwPhysicalDiskCloudLimitVolumeIops, func(t nvme.Throttling) float64 { return t.VolumeIOPS }, "the volume's IOPS limit"},
-	{metadata.AttributeHwPhysicalDiskCloudLimitVolumeThroughput, func(t nvme.Throttling) float64 { return t.VolumeThroughput }, "the volume's throughput limit"},
-	{metadata.AttributeHwPhysicalDiskCloudLimitInstanceIops, func(t nvme.Throttling) float64 { return t.InstanceIOPS }, "the instance's IOPS limit"},
-	{metadata.AttributeHwPhysicalDiskCloudLimitInstanceThroughput, func(t nvme.Throttling) float64 { return t.InstanceThroughput }, "the instance's throughput limit"},
+	{metadata.AttributeDiskHealthPhysicalDiskCloudLimitVolumeIops, func(t nvme.Throttling) float64 { return t.VolumeIOPS }, "the volume's IOPS limit"},
+	{metadata.AttributeDiskHealthPhysicalDiskCloudLimitVolumeThroughput, func(t nvme.Throttling) float64 { return t.VolumeThroughput }, "the volume's throughput limit"},
+	{metadata.AttributeDiskHealthPhysicalDiskCloudLimitInstanceIops, func(t nvme.Throttling) float64 { return t.InstanceIOPS }, "the instance's IOPS limit"},
+	{metadata.AttributeDiskHealthPhysicalDiskCloudLimitInstanceThroughput, func(t nvme.Throttling) float64 { return t.InstanceThroughput }, "the instance's throughput limit"},
 }
 
 // nvmeTrack is what the scraper remembers of one NVMe drive's optional logs between reads.
@@ -78,7 +78,7 @@ func (s *smartScraper) nvmeExtras(ctx context.Context, r *recorder, tr *diskTrac
 	if n.OCP != nil && n.Log != nil {
 		if t.hasWAF {
 			if waf, ok := nvme.WriteAmplification(t.media, n.OCP.PhysicalMediaWritten, t.host, n.Log.DataUnitsWritten); ok {
-				r.mb.RecordHwPhysicalDiskWriteAmplificationDataPoint(r.ts, waf, r.id, r.name, physicalDisk)
+				r.mb.RecordDiskHealthPhysicalDiskWriteAmplificationDataPoint(r.ts, waf, r.id, r.name, physicalDisk)
 			}
 		}
 		t.hasWAF, t.media, t.host = true, n.OCP.PhysicalMediaWritten, n.Log.DataUnitsWritten
@@ -94,7 +94,7 @@ func (s *smartScraper) nvmeExtras(ctx context.Context, r *recorder, tr *diskTrac
 				if share > 0 && !t.throttled[i] {
 					lr := s.events.Record(resource, res.Time, s.now(), EventCloudThrottled, plog.SeverityNumberWarn,
 						fmt.Sprintf("%s: throttled by %s for %.0f%% of the last %s", label, l.text, 100*share, res.Time.Sub(t.amazonAt).Round(time.Second)))
-					lr.Attributes().PutStr("hw.physical_disk.cloud.limit", l.attr.String())
+					lr.Attributes().PutStr("disk_health.physical_disk.cloud.limit", l.attr.String())
 					lr.Attributes().PutDouble("disk_health.throttled_share", share)
 				}
 				t.throttled[i] = share > 0
@@ -134,13 +134,13 @@ func (s *smartScraper) cloudForecast(r *recorder, t *nvmeTrack, res *device.Resu
 	}{{fc.IOPS, limits.IOPS, "operations/s"}, {fc.Throughput, limits.Throughput, "bytes/s"}} {
 		l := cloudLimits[i]
 		if f.Configured {
-			r.mb.RecordHwPhysicalDiskCloudLimitUtilizationDataPoint(r.ts, f.Utilization, r.id, r.name, physicalDisk, l.attr)
+			r.mb.RecordDiskHealthPhysicalDiskCloudLimitUtilizationDataPoint(r.ts, f.Utilization, r.id, r.name, physicalDisk, l.attr)
 		}
 		if f.State == nvme.ForecastNear && !t.nearEpisode[i] {
 			lr := s.events.Record(resource, res.Time, s.now(), EventCloudThrottleNear, plog.SeverityNumberWarn,
 				fmt.Sprintf("%s: at %.0f%% of %s (%.0f of %.0f %s) over the last %s; it is throttled at the limit",
 					label, 100*f.Utilization, l.text, f.Observed, f.limit, f.unit, dt.Round(time.Second)))
-			lr.Attributes().PutStr("hw.physical_disk.cloud.limit", l.attr.String())
+			lr.Attributes().PutStr("disk_health.physical_disk.cloud.limit", l.attr.String())
 			lr.Attributes().PutDouble("disk_health.limit_utilization", f.Utilization)
 		}
 		t.nearEpisode[i] = f.State != nvme.ForecastOK
@@ -215,7 +215,7 @@ func (s *smartScraper) appendNVMeError(resource pcommon.Resource, res *device.Re
 	a := lr.Attributes()
 	a.PutInt("nvme.error.count", int64(min(e.Count, 1<<63-1)))
 	a.PutStr("nvme.status", e.StatusString())
-	a.PutBool("nvme.status.dnr", e.DoNotRetry())
+	a.PutBool("disk_health.nvme.status_dnr", e.DoNotRetry())
 	a.PutBool("nvme.phase", e.Phase)
 	a.PutInt("nvme.sqid", int64(e.SQID))
 	a.PutInt("nvme.cid", int64(e.CID))

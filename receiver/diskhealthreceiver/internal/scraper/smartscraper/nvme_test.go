@@ -77,12 +77,12 @@ func TestSMARTScraperNVMeFleetGolden(t *testing.T) {
 	md := h.scrape(t)
 	compareGolden(t, "smart-nvme-fleet", md)
 	for _, disk := range []string{"nvme0", "nvme1", "nvme2"} {
-		assert.Equal(t, int64(1), statusSet(md, disk, "hw.physical_disk.smart.read.status", "smart.read.status")["ok"], disk)
+		assert.Equal(t, int64(1), statusSet(md, disk, "disk_health.physical_disk.smart.read.status", "smart.read.status")["ok"], disk)
 		assert.Contains(t, pointsByDisk(md, "hw.temperature"), disk, "every other metric of %s is there", disk)
 	}
 	logStatus := func(disk, log string) map[string]int64 {
 		out := map[string]int64{}
-		for _, dp := range pointsByDisk(md, "hw.physical_disk.smart.log.read.status")[disk] {
+		for _, dp := range pointsByDisk(md, "disk_health.physical_disk.smart.log.read.status")[disk] {
 			if l, _ := dp.Attributes().Get("nvme.log"); l.Str() == log {
 				s, _ := dp.Attributes().Get("smart.read.status")
 				out[s.Str()] = dp.IntValue()
@@ -119,7 +119,7 @@ func TestNVMeErrorEntriesOnce(t *testing.T) {
 	}
 	assert.Equal(t, []int64{6, 7, 8}, counts, "oldest first")
 	assert.Equal(t, map[string]any{"event.name": EventNVMeError, "nvme.error.count": int64(6), "nvme.status": "0/02h",
-		"nvme.status.dnr": false, "nvme.phase": false, "nvme.sqid": int64(0), "nvme.cid": int64(0), "nvme.nsid": int64(0),
+		"disk_health.nvme.status_dnr": false, "nvme.phase": false, "nvme.sqid": int64(0), "nvme.cid": int64(0), "nvme.nsid": int64(0),
 		"nvme.lba": int64(4096 + 6), "nvme.parameter_error_location": int64(0)}, recs[0].Attributes().AsRaw())
 	assert.Equal(t, "nvme0 (OCP DC SSD, serial smarttest): NVMe error 6: status 0/02h on queue 0, command 0", recs[0].Body().Str())
 	assert.Equal(t, "WARN", recs[0].SeverityText())
@@ -142,7 +142,7 @@ func TestWriteAmplificationPerInterval(t *testing.T) {
 	m := fleet(t)
 	h := newHarnessOn(t, m, nil)
 	md := h.scrape(t)
-	assert.NotContains(t, pointsByDisk(md, "hw.physical_disk.write_amplification"), "nvme0", "no interval yet")
+	assert.NotContains(t, pointsByDisk(md, "disk_health.physical_disk.write_amplification"), "nvme0", "no interval yet")
 
 	d := m.Disk("nvme0")
 	smartLog := slices.Clone(d.Pages[devicetest.NVMeLog(nvme.LogSMART)])
@@ -151,12 +151,12 @@ func TestWriteAmplificationPerInterval(t *testing.T) {
 	setPage(d, devicetest.NVMeLog(nvme.LogSMART), smartLog)
 	setPage(d, devicetest.NVMeLog(nvme.LogOCPSMART), devicetest.OCPSMART(nvme.OCPSMARTVersion20, (40+25)*512000))
 	md = h.scrape(t)
-	waf := pointsByDisk(md, "hw.physical_disk.write_amplification")["nvme0"]
+	waf := pointsByDisk(md, "disk_health.physical_disk.write_amplification")["nvme0"]
 	require.Len(t, waf, 1)
 	assert.Equal(t, 2.5, waf[0].DoubleValue())
 
 	md = h.scrape(t)
-	assert.NotContains(t, pointsByDisk(md, "hw.physical_disk.write_amplification"), "nvme0", "the host wrote nothing since")
+	assert.NotContains(t, pointsByDisk(md, "disk_health.physical_disk.write_amplification"), "nvme0", "the host wrote nothing since")
 }
 
 // Saved telemetry is announced once per generation.
@@ -167,7 +167,7 @@ func TestTelemetryAvailableEvent(t *testing.T) {
 	d := m.Disk("nvme0")
 	setPage(d, devicetest.NVMeLog(nvme.LogTelemetryController), telemetryHeader(true, 3))
 	md := h.scrape(t)
-	assert.Equal(t, int64(1), pointsByDisk(md, "hw.physical_disk.nvme.telemetry.available")["nvme0"][0].IntValue())
+	assert.Equal(t, int64(1), pointsByDisk(md, "disk_health.physical_disk.nvme.telemetry.available")["nvme0"][0].IntValue())
 	h.scrape(t)
 	setPage(d, devicetest.NVMeLog(nvme.LogTelemetryController), telemetryHeader(true, 4))
 	h.scrape(t)
@@ -355,7 +355,7 @@ func TestLatencyMonitorThresholdsOutOfOrder(t *testing.T) {
 	md := h.scrape(t)
 	assert.Empty(t, histogramPoints(t, md, histograms[histMonitor].name))
 	status := map[string]int64{}
-	for _, dp := range pointsByDisk(md, "hw.physical_disk.smart.log.read.status")["nvme0"] {
+	for _, dp := range pointsByDisk(md, "disk_health.physical_disk.smart.log.read.status")["nvme0"] {
 		if l, _ := dp.Attributes().Get("nvme.log"); l.Str() == "ocp_latency" {
 			s, _ := dp.Attributes().Get("smart.read.status")
 			status[s.Str()] = dp.IntValue()
@@ -363,7 +363,7 @@ func TestLatencyMonitorThresholdsOutOfOrder(t *testing.T) {
 	}
 	assert.Equal(t, int64(1), status["error"])
 	assert.Equal(t, int64(0), status["ok"])
-	assert.Equal(t, int64(1), statusSet(md, "nvme0", "hw.physical_disk.smart.read.status", "smart.read.status")["ok"])
+	assert.Equal(t, int64(1), statusSet(md, "nvme0", "disk_health.physical_disk.smart.read.status", "smart.read.status")["ok"])
 }
 
 // A volume that starts being throttled is announced once per episode, per limit, with its share.
@@ -393,7 +393,7 @@ func TestCloudThrottledEvent(t *testing.T) {
 	recs := throttled()
 	require.NotEmpty(t, recs)
 	a := recs[0].Attributes().AsRaw()
-	assert.Equal(t, "volume_iops", a["hw.physical_disk.cloud.limit"])
+	assert.Equal(t, "volume_iops", a["disk_health.physical_disk.cloud.limit"])
 	share, ok := a["disk_health.throttled_share"].(float64)
 	require.True(t, ok)
 	assert.Positive(t, share)
@@ -465,7 +465,7 @@ func TestCloudThrottleNearEvent(t *testing.T) {
 			ReadOps: ops / 3, WriteOps: ops - ops/3, VolumeIOPSExceeded: exceeded}))
 		md := h.scrape(t)
 		clock.add(interval)
-		pts := pointsByDisk(md, "hw.physical_disk.cloud.limit.utilization")
+		pts := pointsByDisk(md, "disk_health.physical_disk.cloud.limit.utilization")
 		if step.wantUtil < 0 {
 			assert.Empty(t, pts, "step %d", i)
 		} else {
@@ -473,7 +473,7 @@ func TestCloudThrottleNearEvent(t *testing.T) {
 			dp := pts["nvme1"][0]
 			assert.InDelta(t, step.wantUtil, dp.DoubleValue(), 1e-12, "step %d", i)
 			assert.Equal(t, map[string]any{"hw.id": dp.Attributes().AsRaw()["hw.id"], "hw.name": "nvme1", "hw.type": "physical_disk",
-				"hw.physical_disk.cloud.limit": "volume_iops"}, dp.Attributes().AsRaw())
+				"disk_health.physical_disk.cloud.limit": "volume_iops"}, dp.Attributes().AsRaw())
 			assert.Len(t, pts, 1, "step %d: only the configured volume", i)
 		}
 		assert.Len(t, eventsNamed(h, EventCloudThrottleNear), step.wantNear, "step %d", i)
@@ -482,7 +482,7 @@ func TestCloudThrottleNearEvent(t *testing.T) {
 	near := eventsNamed(h, EventCloudThrottleNear)[0]
 	assert.Equal(t, plog.SeverityNumberWarn, near.SeverityNumber())
 	a := near.Attributes().AsRaw()
-	assert.Equal(t, "volume_iops", a["hw.physical_disk.cloud.limit"])
+	assert.Equal(t, "volume_iops", a["disk_health.physical_disk.cloud.limit"])
 	assert.InDelta(t, 0.95, a["disk_health.limit_utilization"], 1e-12)
 	assert.Contains(t, near.Body().Str(), "at 95% of the volume's IOPS limit (2850 of 3000 operations/s) over the last 5m0s")
 }

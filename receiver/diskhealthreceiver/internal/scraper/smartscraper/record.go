@@ -124,10 +124,10 @@ func recordATA(r *recorder, a *device.ATAData, temp *tempRecorder) {
 		at := &a.Attributes[i]
 		name, id := at.Name, int64(at.ID)
 		r.mb.RecordHwPhysicalDiskSmartDataPoint(r.ts, at.Raw.Value, r.id, r.name, physicalDisk, name, id)
-		r.mb.RecordHwPhysicalDiskSmartNormalizedDataPoint(r.ts, int64(at.Value), r.id, r.name, physicalDisk, name, id)
-		r.mb.RecordHwPhysicalDiskSmartWorstDataPoint(r.ts, int64(at.Worst), r.id, r.name, physicalDisk, name, id)
+		r.mb.RecordDiskHealthPhysicalDiskSmartNormalizedDataPoint(r.ts, int64(at.Value), r.id, r.name, physicalDisk, name, id)
+		r.mb.RecordDiskHealthPhysicalDiskSmartWorstDataPoint(r.ts, int64(at.Worst), r.id, r.name, physicalDisk, name, id)
 		if at.HasThreshold {
-			r.mb.RecordHwPhysicalDiskSmartThresholdDataPoint(r.ts, int64(at.Threshold), r.id, r.name, physicalDisk, name, id)
+			r.mb.RecordDiskHealthPhysicalDiskSmartThresholdDataPoint(r.ts, int64(at.Threshold), r.id, r.name, physicalDisk, name, id)
 		}
 	}
 	for _, em := range ataErrorMeanings {
@@ -136,14 +136,14 @@ func recordATA(r *recorder, a *device.ATAData, temp *tempRecorder) {
 		}
 	}
 	if d, ok := a.Attributes.PowerOn(); ok {
-		r.mb.RecordHwPhysicalDiskPowerOnTimeDataPoint(r.ts, int64(d/time.Second), r.id, r.name, physicalDisk)
+		r.mb.RecordDiskHealthPhysicalDiskPowerOnTimeDataPoint(r.ts, int64(d/time.Second), r.id, r.name, physicalDisk)
 	} else if h, ok := a.Stats.Get(ata.StatPowerOnHours); ok {
-		r.mb.RecordHwPhysicalDiskPowerOnTimeDataPoint(r.ts, clampInt(h)*3600, r.id, r.name, physicalDisk)
+		r.mb.RecordDiskHealthPhysicalDiskPowerOnTimeDataPoint(r.ts, clampInt(h)*3600, r.id, r.name, physicalDisk)
 	}
 	if n, ok := a.Attributes.PowerCycles(); ok {
-		r.mb.RecordHwPhysicalDiskPowerCyclesDataPoint(r.ts, n, r.id, r.name, physicalDisk)
+		r.mb.RecordDiskHealthPhysicalDiskPowerCyclesDataPoint(r.ts, n, r.id, r.name, physicalDisk)
 	} else if n, ok := a.Stats.Get(ata.StatLifetimePowerOnResets); ok {
-		r.mb.RecordHwPhysicalDiskPowerCyclesDataPoint(r.ts, clampInt(n), r.id, r.name, physicalDisk)
+		r.mb.RecordDiskHealthPhysicalDiskPowerCyclesDataPoint(r.ts, clampInt(n), r.id, r.name, physicalDisk)
 	}
 	if t, ok := a.Attributes.Temperature(); ok {
 		temp.current(float64(t))
@@ -166,10 +166,10 @@ func recordATA(r *recorder, a *device.ATAData, temp *tempRecorder) {
 	if a.Identity != nil {
 		size := uint64(max(a.Identity.LogicalSectorSize, 512))
 		if n, ok := a.Stats.Get(ata.StatLogicalSectorsRead); ok {
-			r.mb.RecordHwPhysicalDiskIoDataPoint(r.ts, clampInt(sat(n, size)), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionRead)
+			r.mb.RecordDiskHealthPhysicalDiskIoDataPoint(r.ts, clampInt(sat(n, size)), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionRead)
 		}
 		if n, ok := a.Stats.Get(ata.StatLogicalSectorsWritten); ok {
-			r.mb.RecordHwPhysicalDiskIoDataPoint(r.ts, clampInt(sat(n, size)), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionWrite)
+			r.mb.RecordDiskHealthPhysicalDiskIoDataPoint(r.ts, clampInt(sat(n, size)), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionWrite)
 		}
 	}
 }
@@ -212,19 +212,19 @@ func recordNVMe(r *recorder, n *device.NVMeData, temp *tempRecorder) {
 		return
 	}
 	for _, w := range nvmeWarnings {
-		r.mb.RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(r.ts, boolInt(l.CriticalWarning.Has(w.bit)), r.id, r.name, physicalDisk, w.attr)
+		r.mb.RecordDiskHealthPhysicalDiskNvmeCriticalWarningDataPoint(r.ts, boolInt(l.CriticalWarning.Has(w.bit)), r.id, r.name, physicalDisk, w.attr)
 	}
 	if t, ok := l.Temperature.Celsius(); ok {
 		temp.current(float64(t))
 	}
-	r.mb.RecordHwPhysicalDiskSpareAvailableDataPoint(r.ts, float64(l.AvailableSpare)/100, r.id, r.name, physicalDisk)
-	r.mb.RecordHwPhysicalDiskSpareThresholdDataPoint(r.ts, float64(l.SpareThreshold)/100, r.id, r.name, physicalDisk)
+	r.mb.RecordDiskHealthPhysicalDiskSpareAvailableDataPoint(r.ts, float64(l.AvailableSpare)/100, r.id, r.name, physicalDisk)
+	r.mb.RecordDiskHealthPhysicalDiskSpareThresholdDataPoint(r.ts, float64(l.SpareThreshold)/100, r.id, r.name, physicalDisk)
 	r.mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(r.ts, remaining(uint64(l.PercentageUsed)), r.id, r.name, physicalDisk, metadata.AttributeHwPhysicalDiskStateRemaining)
-	r.mb.RecordHwPhysicalDiskPowerOnTimeDataPoint(r.ts, min(u128(l.PowerOnHours), math.MaxInt64/3600)*3600, r.id, r.name, physicalDisk)
-	r.mb.RecordHwPhysicalDiskPowerCyclesDataPoint(r.ts, u128(l.PowerCycles), r.id, r.name, physicalDisk)
-	r.mb.RecordHwPhysicalDiskUnsafeShutdownsDataPoint(r.ts, u128(l.UnsafeShutdowns), r.id, r.name, physicalDisk)
-	r.mb.RecordHwPhysicalDiskIoDataPoint(r.ts, u128(l.BytesRead()), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionRead)
-	r.mb.RecordHwPhysicalDiskIoDataPoint(r.ts, u128(l.BytesWritten()), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionWrite)
+	r.mb.RecordDiskHealthPhysicalDiskPowerOnTimeDataPoint(r.ts, min(u128(l.PowerOnHours), math.MaxInt64/3600)*3600, r.id, r.name, physicalDisk)
+	r.mb.RecordDiskHealthPhysicalDiskPowerCyclesDataPoint(r.ts, u128(l.PowerCycles), r.id, r.name, physicalDisk)
+	r.mb.RecordDiskHealthPhysicalDiskUnsafeShutdownsDataPoint(r.ts, u128(l.UnsafeShutdowns), r.id, r.name, physicalDisk)
+	r.mb.RecordDiskHealthPhysicalDiskIoDataPoint(r.ts, u128(l.BytesRead()), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionRead)
+	r.mb.RecordDiskHealthPhysicalDiskIoDataPoint(r.ts, u128(l.BytesWritten()), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionWrite)
 	r.mb.RecordHwErrorsDataPoint(r.ts, u128(l.MediaErrors), r.id, r.name, physicalDisk, metadata.AttributeErrorTypeMedia)
 	r.mb.RecordHwErrorsDataPoint(r.ts, u128(l.ErrorLogEntries), r.id, r.name, physicalDisk, metadata.AttributeErrorTypeErrorLogEntry)
 	if o := n.OCP; o != nil {
@@ -234,44 +234,44 @@ func recordNVMe(r *recorder, n *device.NVMeData, temp *tempRecorder) {
 		recordAmazon(r, a)
 	}
 	if t := n.Telemetry; t != nil {
-		r.mb.RecordHwPhysicalDiskNvmeTelemetryAvailableDataPoint(r.ts, boolInt(t.Available), r.id, r.name, physicalDisk)
+		r.mb.RecordDiskHealthPhysicalDiskNvmeTelemetryAvailableDataPoint(r.ts, boolInt(t.Available), r.id, r.name, physicalDisk)
 	}
 }
 
 func recordOCP(r *recorder, o *nvme.OCPSMARTLog) {
-	r.mb.RecordHwPhysicalDiskMediaIoDataPoint(r.ts, u128(o.PhysicalMediaRead), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionRead)
-	r.mb.RecordHwPhysicalDiskMediaIoDataPoint(r.ts, u128(o.PhysicalMediaWritten), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionWrite)
-	r.mb.RecordHwPhysicalDiskBadBlocksDataPoint(r.ts, clampInt(o.BadUserNANDBlocks.Raw), r.id, r.name, physicalDisk, metadata.AttributeHwPhysicalDiskBlockAreaUser)
-	r.mb.RecordHwPhysicalDiskBadBlocksDataPoint(r.ts, clampInt(o.BadSystemNANDBlocks.Raw), r.id, r.name, physicalDisk, metadata.AttributeHwPhysicalDiskBlockAreaSystem)
+	r.mb.RecordDiskHealthPhysicalDiskMediaIoDataPoint(r.ts, u128(o.PhysicalMediaRead), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionRead)
+	r.mb.RecordDiskHealthPhysicalDiskMediaIoDataPoint(r.ts, u128(o.PhysicalMediaWritten), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionWrite)
+	r.mb.RecordDiskHealthPhysicalDiskBadBlocksDataPoint(r.ts, clampInt(o.BadUserNANDBlocks.Raw), r.id, r.name, physicalDisk, metadata.AttributeDiskHealthPhysicalDiskBlockAreaUser)
+	r.mb.RecordDiskHealthPhysicalDiskBadBlocksDataPoint(r.ts, clampInt(o.BadSystemNANDBlocks.Raw), r.id, r.name, physicalDisk, metadata.AttributeDiskHealthPhysicalDiskBlockAreaSystem)
 	if o.HasCapacitor() {
-		r.mb.RecordHwPhysicalDiskCapacitorHealthDataPoint(r.ts, float64(o.CapacitorHealth)/100, r.id, r.name, physicalDisk)
+		r.mb.RecordDiskHealthPhysicalDiskCapacitorHealthDataPoint(r.ts, float64(o.CapacitorHealth)/100, r.id, r.name, physicalDisk)
 	}
-	r.mb.RecordHwPhysicalDiskThrottlingEventsDataPoint(r.ts, int64(o.ThermalThrottleEvents), r.id, r.name, physicalDisk)
+	r.mb.RecordDiskHealthPhysicalDiskThrottlingEventsDataPoint(r.ts, int64(o.ThermalThrottleEvents), r.id, r.name, physicalDisk)
 	errs := []struct {
 		v  uint64
-		et metadata.AttributeHwPhysicalDiskOcpErrorType
+		et metadata.AttributeDiskHealthPhysicalDiskOcpErrorType
 	}{
-		{o.XORRecoveries, metadata.AttributeHwPhysicalDiskOcpErrorTypeXorRecovery},
-		{o.UncorrectableReads, metadata.AttributeHwPhysicalDiskOcpErrorTypeUncorrectableRead},
-		{o.SoftECCErrors, metadata.AttributeHwPhysicalDiskOcpErrorTypeSoftEcc},
-		{uint64(o.EndToEndDetected), metadata.AttributeHwPhysicalDiskOcpErrorTypeEndToEndDetected},
-		{uint64(o.EndToEndCorrected), metadata.AttributeHwPhysicalDiskOcpErrorTypeEndToEndCorrected},
-		{o.PCIeCorrectableErrors, metadata.AttributeHwPhysicalDiskOcpErrorTypePcieCorrectable},
+		{o.XORRecoveries, metadata.AttributeDiskHealthPhysicalDiskOcpErrorTypeXorRecovery},
+		{o.UncorrectableReads, metadata.AttributeDiskHealthPhysicalDiskOcpErrorTypeUncorrectableRead},
+		{o.SoftECCErrors, metadata.AttributeDiskHealthPhysicalDiskOcpErrorTypeSoftEcc},
+		{uint64(o.EndToEndDetected), metadata.AttributeDiskHealthPhysicalDiskOcpErrorTypeEndToEndDetected},
+		{uint64(o.EndToEndCorrected), metadata.AttributeDiskHealthPhysicalDiskOcpErrorTypeEndToEndCorrected},
+		{o.PCIeCorrectableErrors, metadata.AttributeDiskHealthPhysicalDiskOcpErrorTypePcieCorrectable},
 	}
 	if o.Version >= nvme.OCPSMARTVersionDie {
 		errs = append(errs, []struct {
 			v  uint64
-			et metadata.AttributeHwPhysicalDiskOcpErrorType
+			et metadata.AttributeDiskHealthPhysicalDiskOcpErrorType
 		}{
-			{uint64(o.CommandTimeouts), metadata.AttributeHwPhysicalDiskOcpErrorTypeCommandTimeout},
-			{o.SysAreaProgramFails.Raw, metadata.AttributeHwPhysicalDiskOcpErrorTypeSystemAreaProgramFail},
-			{o.SysAreaUncorrReads.Raw, metadata.AttributeHwPhysicalDiskOcpErrorTypeSystemAreaUncorrectableRead},
-			{o.SysAreaEraseFails.Raw, metadata.AttributeHwPhysicalDiskOcpErrorTypeSystemAreaEraseFail},
+			{uint64(o.CommandTimeouts), metadata.AttributeDiskHealthPhysicalDiskOcpErrorTypeCommandTimeout},
+			{o.SysAreaProgramFails.Raw, metadata.AttributeDiskHealthPhysicalDiskOcpErrorTypeSystemAreaProgramFail},
+			{o.SysAreaUncorrReads.Raw, metadata.AttributeDiskHealthPhysicalDiskOcpErrorTypeSystemAreaUncorrectableRead},
+			{o.SysAreaEraseFails.Raw, metadata.AttributeDiskHealthPhysicalDiskOcpErrorTypeSystemAreaEraseFail},
 		}...)
-		r.mb.RecordHwPhysicalDiskMediaDiesOfflineDataPoint(r.ts, int64(o.MediaDiesOffline), r.id, r.name, physicalDisk)
+		r.mb.RecordDiskHealthPhysicalDiskMediaDiesOfflineDataPoint(r.ts, int64(o.MediaDiesOffline), r.id, r.name, physicalDisk)
 	}
 	for _, e := range errs {
-		r.mb.RecordHwPhysicalDiskOcpErrorsDataPoint(r.ts, clampInt(e.v), r.id, r.name, physicalDisk, e.et)
+		r.mb.RecordDiskHealthPhysicalDiskOcpErrorsDataPoint(r.ts, clampInt(e.v), r.id, r.name, physicalDisk, e.et)
 	}
 }
 
@@ -284,31 +284,31 @@ func recordAmazon(r *recorder, a *nvme.AmazonStats) {
 		{metadata.AttributeDiskIoDirectionRead, a.ReadOps, a.ReadBytes, a.ReadTime},
 		{metadata.AttributeDiskIoDirectionWrite, a.WriteOps, a.WriteBytes, a.WriteTime},
 	} {
-		r.mb.RecordHwPhysicalDiskCloudOperationsDataPoint(r.ts, clampInt(d.ops), r.id, r.name, physicalDisk, d.dir)
-		r.mb.RecordHwPhysicalDiskCloudIoDataPoint(r.ts, clampInt(d.bytes), r.id, r.name, physicalDisk, d.dir)
-		r.mb.RecordHwPhysicalDiskCloudOperationTimeDataPoint(r.ts, d.time.Seconds(), r.id, r.name, physicalDisk, d.dir)
+		r.mb.RecordDiskHealthPhysicalDiskCloudOperationsDataPoint(r.ts, clampInt(d.ops), r.id, r.name, physicalDisk, d.dir)
+		r.mb.RecordDiskHealthPhysicalDiskCloudIoDataPoint(r.ts, clampInt(d.bytes), r.id, r.name, physicalDisk, d.dir)
+		r.mb.RecordDiskHealthPhysicalDiskCloudOperationTimeDataPoint(r.ts, d.time.Seconds(), r.id, r.name, physicalDisk, d.dir)
 	}
 	limits := []struct {
 		v time.Duration
-		l metadata.AttributeHwPhysicalDiskCloudLimit
+		l metadata.AttributeDiskHealthPhysicalDiskCloudLimit
 	}{
-		{a.InstanceIOPSExceeded, metadata.AttributeHwPhysicalDiskCloudLimitInstanceIops},
-		{a.InstanceThroughputExceeded, metadata.AttributeHwPhysicalDiskCloudLimitInstanceThroughput},
+		{a.InstanceIOPSExceeded, metadata.AttributeDiskHealthPhysicalDiskCloudLimitInstanceIops},
+		{a.InstanceThroughputExceeded, metadata.AttributeDiskHealthPhysicalDiskCloudLimitInstanceThroughput},
 	}
 	// An instance store has no volume limits: their fields are not kept.
 	if a.Kind == nvme.AmazonEBS {
 		limits = append(limits, []struct {
 			v time.Duration
-			l metadata.AttributeHwPhysicalDiskCloudLimit
+			l metadata.AttributeDiskHealthPhysicalDiskCloudLimit
 		}{
-			{a.VolumeIOPSExceeded, metadata.AttributeHwPhysicalDiskCloudLimitVolumeIops},
-			{a.VolumeThroughputExceeded, metadata.AttributeHwPhysicalDiskCloudLimitVolumeThroughput},
+			{a.VolumeIOPSExceeded, metadata.AttributeDiskHealthPhysicalDiskCloudLimitVolumeIops},
+			{a.VolumeThroughputExceeded, metadata.AttributeDiskHealthPhysicalDiskCloudLimitVolumeThroughput},
 		}...)
 	}
 	for _, l := range limits {
-		r.mb.RecordHwPhysicalDiskCloudLimitExceededTimeDataPoint(r.ts, l.v.Seconds(), r.id, r.name, physicalDisk, l.l)
+		r.mb.RecordDiskHealthPhysicalDiskCloudLimitExceededTimeDataPoint(r.ts, l.v.Seconds(), r.id, r.name, physicalDisk, l.l)
 	}
-	r.mb.RecordHwPhysicalDiskCloudQueueLengthDataPoint(r.ts, clampInt(a.QueueLength), r.id, r.name, physicalDisk)
+	r.mb.RecordDiskHealthPhysicalDiskCloudQueueLengthDataPoint(r.ts, clampInt(a.QueueLength), r.id, r.name, physicalDisk)
 }
 
 // nvmeLogAttr maps device.LogRead names onto nvme.log values.
@@ -328,7 +328,7 @@ func recordLogStatus(r *recorder, n *device.NVMeData) {
 			continue
 		}
 		for _, st := range device.Statuses {
-			r.mb.RecordHwPhysicalDiskSmartLogReadStatusDataPoint(r.ts, boolInt(st == o.Status), r.id, r.name, physicalDisk, log, readStatusAttr(st))
+			r.mb.RecordDiskHealthPhysicalDiskSmartLogReadStatusDataPoint(r.ts, boolInt(st == o.Status), r.id, r.name, physicalDisk, log, readStatusAttr(st))
 		}
 	}
 }

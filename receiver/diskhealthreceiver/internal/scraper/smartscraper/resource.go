@@ -36,19 +36,19 @@ func (s *smartScraper) resource(d device.Disk, snap *device.Snapshot, last *devi
 	rb.SetHwTypePhysicalDisk()
 	switch d.Protocol {
 	case device.ProtocolATA:
-		rb.SetDiskProtocolAta()
+		rb.SetDiskHealthDiskProtocolAta()
 	case device.ProtocolNVMe:
-		rb.SetDiskProtocolNvme()
+		rb.SetDiskHealthDiskProtocolNvme()
 	case device.ProtocolSCSI:
-		rb.SetDiskProtocolScsi()
+		rb.SetDiskHealthDiskProtocolScsi()
 	default:
-		rb.SetDiskProtocolNone()
+		rb.SetDiskHealthDiskProtocolNone()
 	}
 	model, serial, firmware := identityStrings(d, snap)
 	emit.SetIfNotEmpty(rb.SetHwModel, model)
 	emit.SetIfNotEmpty(rb.SetHwSerialNumber, serial)
 	emit.SetIfNotEmpty(rb.SetHwFirmwareVersion, firmware)
-	emit.SetIfNotEmpty(rb.SetDiskWwn, d.Identity.WWN)
+	emit.SetIfNotEmpty(rb.SetDiskHealthDiskWwn, d.Identity.WWN)
 	rot := d.Identity.Rotational
 	if d.Protocol == device.ProtocolNVMe {
 		rot = 0
@@ -57,10 +57,10 @@ func (s *smartScraper) resource(d device.Disk, snap *device.Snapshot, last *devi
 		switch r := snap.ATA.Identity.RotationRate; {
 		case r == 1:
 			rot = 0
-			rb.SetDiskRotationRate(0) // smartctl's rotation_rate for a solid state device
+			rb.SetDiskHealthDiskRotationRate(0) // smartctl's rotation_rate for a solid state device
 		case r > 1:
 			rot = 1
-			rb.SetDiskRotationRate(int64(r))
+			rb.SetDiskHealthDiskRotationRate(int64(r))
 		}
 	}
 	switch rot {

@@ -151,10 +151,10 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 			tr.staleSent = true
 		}
 		for _, st := range device.Statuses {
-			s.mb.RecordHwPhysicalDiskSmartReadStatusDataPoint(ts, boolInt(st == res.Status), res.Disk.ID, res.Disk.Name, physicalDisk, readStatusAttr(st))
+			s.mb.RecordDiskHealthPhysicalDiskSmartReadStatusDataPoint(ts, boolInt(st == res.Status), res.Disk.ID, res.Disk.Name, physicalDisk, readStatusAttr(st))
 		}
 		if !tr.lastOK.IsZero() {
-			s.mb.RecordHwPhysicalDiskSmartReadTimeDataPoint(ts, tr.lastOK.Unix(), res.Disk.ID, res.Disk.Name, physicalDisk)
+			s.mb.RecordDiskHealthPhysicalDiskSmartReadTimeDataPoint(ts, tr.lastOK.Unix(), res.Disk.ID, res.Disk.Name, physicalDisk)
 		}
 		s.mb.EmitForResource(metadata.WithResource(res1))
 	}

@@ -74,7 +74,7 @@ func compareGolden(t *testing.T, name string, md pmetric.Metrics) {
 	t.Helper()
 	dhtest.AssertGolden(t, name, md, pmetrictest.IgnoreTimestamp(), pmetrictest.IgnoreStartTimestamp(),
 		// the wall-clock time of the read
-		pmetrictest.IgnoreMetricValues("hw.physical_disk.smart.read.time"))
+		pmetrictest.IgnoreMetricValues("disk_health.physical_disk.smart.read.time"))
 }
 
 // The metrics of the four QEMU disks: two SATA (one posing as a Seagate in the drive database), one
@@ -91,7 +91,7 @@ func TestSMARTScraperReadTime(t *testing.T) {
 	h := newSMARTHarness(t, "k6.12", nil)
 	before := time.Now().Unix()
 	md := h.scrape(t)
-	pts := pointsByDisk(md, "hw.physical_disk.smart.read.time")
+	pts := pointsByDisk(md, "disk_health.physical_disk.smart.read.time")
 	require.Len(t, pts, 4)
 	for disk, p := range pts {
 		assert.GreaterOrEqual(t, p[0].IntValue(), before, disk)
@@ -114,7 +114,7 @@ func TestSMARTScraperHealthEvents(t *testing.T) {
 	md = h.scrape(t)
 	assert.Equal(t, map[string]int64{"ok": 0, "degraded": 0, "predicted_failure": 0, "failed": 1}, statusSet(md, "nvme0", "hw.status", "hw.state"))
 	assert.Equal(t, map[string]int64{"spare_below_threshold": 0, "temperature": 0, "reliability_degraded": 1, "read_only": 0,
-		"volatile_backup_failed": 0, "pmr_unreliable": 0}, statusSet(md, "nvme0", "hw.physical_disk.nvme.critical_warning", "nvme.critical_warning"))
+		"volatile_backup_failed": 0, "pmr_unreliable": 0}, statusSet(md, "nvme0", "disk_health.physical_disk.nvme.critical_warning", "nvme.critical_warning"))
 
 	require.Equal(t, 2, h.logs.LogRecordCount())
 	ld := h.logs.AllLogs()[0]
@@ -152,7 +152,7 @@ func TestSMARTScraperStandbyStale(t *testing.T) {
 
 	md := h.scrape(t)
 	assert.Equal(t, []string{devicetest.ATACheckPowerMode}, sda.Sent())
-	status := statusSet(md, "sda", "hw.physical_disk.smart.read.status", "smart.read.status")
+	status := statusSet(md, "sda", "disk_health.physical_disk.smart.read.status", "smart.read.status")
 	assert.Equal(t, int64(1), status["standby_skipped"])
 	assert.Equal(t, int64(0), status["ok"])
 	stale, fresh := 0, 0
@@ -166,7 +166,7 @@ func TestSMARTScraperStandbyStale(t *testing.T) {
 				assert.NotContains(t, m.Name(), "read.", "the read status is current, not stale")
 			} else {
 				fresh++
-				assert.Contains(t, m.Name(), "hw.physical_disk.smart.read.", "only the read status and time are current: %s", m.Name())
+				assert.Contains(t, m.Name(), "disk_health.physical_disk.smart.read.", "only the read status and time are current: %s", m.Name())
 			}
 		}
 	})
@@ -183,7 +183,7 @@ func TestSMARTScraperStandbyStale(t *testing.T) {
 		}
 	})
 	assert.Zero(t, stale, "stale markers go out once")
-	assert.Contains(t, pointsByDisk(md, "hw.physical_disk.smart.read.time"), "sda", "the last successful read's time stays")
+	assert.Contains(t, pointsByDisk(md, "disk_health.physical_disk.smart.read.time"), "sda", "the last successful read's time stays")
 	assert.NotContains(t, pointsByDisk(md, "hw.status"), "sda")
 }
 
@@ -194,10 +194,10 @@ func TestSMARTScraperPermissionDenied(t *testing.T) {
 	h.m.Disk("nvme0").Deny = true
 	for range 3 {
 		md := h.scrape(t)
-		assert.Equal(t, int64(1), statusSet(md, "sda", "hw.physical_disk.smart.read.status", "smart.read.status")["permission_denied"])
-		assert.Equal(t, int64(1), statusSet(md, "nvme0", "hw.physical_disk.smart.read.status", "smart.read.status")["permission_denied"])
+		assert.Equal(t, int64(1), statusSet(md, "sda", "disk_health.physical_disk.smart.read.status", "smart.read.status")["permission_denied"])
+		assert.Equal(t, int64(1), statusSet(md, "nvme0", "disk_health.physical_disk.smart.read.status", "smart.read.status")["permission_denied"])
 		res := resourceOf(md, "sda")
-		proto, _ := res.Get("disk.protocol")
+		proto, _ := res.Get("disk_health.disk.protocol")
 		assert.Equal(t, "ata", proto.Str(), "never misreported as SCSI")
 	}
 	warned := h.obs.FilterMessageSnippet("SMART read refused").All()
@@ -216,7 +216,7 @@ func TestSMARTScraperNVMeIdentifyOnly(t *testing.T) {
 	}
 	d.Info.HwmonDir = hw
 	md := h.scrape(t)
-	assert.Equal(t, int64(1), statusSet(md, "nvme0", "hw.physical_disk.smart.read.status", "smart.read.status")["permission_denied"])
+	assert.Equal(t, int64(1), statusSet(md, "nvme0", "disk_health.physical_disk.smart.read.status", "smart.read.status")["permission_denied"])
 	pts := pointsByDisk(md, "hw.temperature")["nvme0"]
 	require.Len(t, pts, 1)
 	assert.InDelta(t, 49.85, pts[0].DoubleValue(), 1e-9)
@@ -242,7 +242,7 @@ func TestSMARTScraperHungDisk(t *testing.T) {
 	start := time.Now()
 	md := h.scrape(t)
 	assert.Less(t, time.Since(start), 2*time.Second)
-	assert.Equal(t, int64(1), statusSet(md, "sdb", "hw.physical_disk.smart.read.status", "smart.read.status")["timeout"])
+	assert.Equal(t, int64(1), statusSet(md, "sdb", "disk_health.physical_disk.smart.read.status", "smart.read.status")["timeout"])
 	for _, d := range []string{"sda", "nvme0", "sdc"} {
 		assert.Equal(t, int64(1), statusSet(md, d, "hw.status", "hw.state")["ok"], d)
 	}
@@ -319,9 +319,9 @@ func TestEventsDocumented(t *testing.T) {
 	doc, err := os.ReadFile("documentation.md")
 	require.NoError(t, err)
 	for _, name := range []string{emit.EventStateChange, emit.EventNewSign, "hw.state", "disk_health.previous_state", "disk_health.rule", "event.name",
-		EventNVMeError, EventNVMeTelemetry, "nvme.error.count", "nvme.status", "nvme.status.dnr", "nvme.phase", "nvme.sqid", "nvme.cid",
+		EventNVMeError, EventNVMeTelemetry, "nvme.error.count", "nvme.status", "disk_health.nvme.status_dnr", "nvme.phase", "nvme.sqid", "nvme.cid",
 		"nvme.nsid", "nvme.lba", "nvme.parameter_error_location", "nvme.telemetry.generation",
-		EventCloudThrottled, "hw.physical_disk.cloud.limit", "disk_health.throttled_share",
+		EventCloudThrottled, "disk_health.physical_disk.cloud.limit", "disk_health.throttled_share",
 		EventCloudThrottleNear, "disk_health.limit_utilization"} {
 		assert.Contains(t, string(doc), "`"+name+"`", name)
 	}
@@ -341,8 +341,8 @@ func TestSmartGoPanicOneWarn(t *testing.T) {
 	require.Len(t, warns, 1, "logged once, not every scrape")
 	assert.Equal(t, "sda", warns[0].ContextMap()["disk"])
 	assert.Contains(t, warns[0].ContextMap()["error"], "smart.go panicked on sda's answer")
-	assert.Equal(t, int64(1), statusSet(md, "sda", "hw.physical_disk.smart.read.status", "smart.read.status")["error"])
+	assert.Equal(t, int64(1), statusSet(md, "sda", "disk_health.physical_disk.smart.read.status", "smart.read.status")["error"])
 	for _, n := range []string{"sdb", "nvme0", "sdc"} {
-		assert.Equal(t, int64(1), statusSet(md, n, "hw.physical_disk.smart.read.status", "smart.read.status")["ok"], n)
+		assert.Equal(t, int64(1), statusSet(md, n, "disk_health.physical_disk.smart.read.status", "smart.read.status")["ok"], n)
 	}
 }

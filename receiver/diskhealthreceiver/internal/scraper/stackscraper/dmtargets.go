@@ -65,7 +65,7 @@ func (s *stackScraper) recordThinPool(sc *scrape, d *dm.Device, t *dm.Target) er
 		mode, known = metadata.AttributeThinPoolModeError, true
 	}
 	for _, v := range metadata.MapAttributeThinPoolMode {
-		s.mb.RecordHwLogicalDiskThinPoolModeDataPoint(ts, boolInt(known && v == mode), id, name, lt, v)
+		s.mb.RecordDiskHealthLogicalDiskThinPoolModeDataPoint(ts, boolInt(known && v == mode), id, name, lt, v)
 	}
 	ld := health.LogicalDisk{Kind: health.KindThinPool, Name: name, Threshold: s.threshold, Mode: st.Mode, NeedsCheck: st.NeedsCheck, Fail: st.Fail, Error: st.Error}
 	if !st.Fail && !st.Error {
@@ -79,15 +79,15 @@ func (s *stackScraper) recordThinPool(sc *scrape, d *dm.Device, t *dm.Target) er
 		s.mb.RecordHwLogicalDiskLimitDataPoint(ts, clampInt(total), id, name, lt, level)
 		s.recordUsage(sc, id, name, level, used, total)
 		mtotal, mused := st.TotalMetadataBlocks*dm.MetadataBlockBytes, st.UsedMetadataBlocks*dm.MetadataBlockBytes
-		s.mb.RecordHwLogicalDiskMetadataLimitDataPoint(ts, clampInt(mtotal), id, name, lt)
-		s.mb.RecordHwLogicalDiskMetadataUsageDataPoint(ts, clampInt(mused), id, name, lt, metadata.AttributeHwLogicalDiskStateUsed)
-		s.mb.RecordHwLogicalDiskMetadataUsageDataPoint(ts, clampInt(mtotal-min(mused, mtotal)), id, name, lt, metadata.AttributeHwLogicalDiskStateFree)
+		s.mb.RecordDiskHealthLogicalDiskMetadataLimitDataPoint(ts, clampInt(mtotal), id, name, lt)
+		s.mb.RecordDiskHealthLogicalDiskMetadataUsageDataPoint(ts, clampInt(mused), id, name, lt, metadata.AttributeHwLogicalDiskStateUsed)
+		s.mb.RecordDiskHealthLogicalDiskMetadataUsageDataPoint(ts, clampInt(mtotal-min(mused, mtotal)), id, name, lt, metadata.AttributeHwLogicalDiskStateFree)
 		if mtotal > 0 {
 			r := st.MetadataRatio()
-			s.mb.RecordHwLogicalDiskMetadataUtilizationDataPoint(ts, r, id, name, lt, metadata.AttributeHwLogicalDiskStateUsed)
-			s.mb.RecordHwLogicalDiskMetadataUtilizationDataPoint(ts, 1-r, id, name, lt, metadata.AttributeHwLogicalDiskStateFree)
+			s.mb.RecordDiskHealthLogicalDiskMetadataUtilizationDataPoint(ts, r, id, name, lt, metadata.AttributeHwLogicalDiskStateUsed)
+			s.mb.RecordDiskHealthLogicalDiskMetadataUtilizationDataPoint(ts, 1-r, id, name, lt, metadata.AttributeHwLogicalDiskStateFree)
 		}
-		s.mb.RecordHwLogicalDiskThinPoolNeedsCheckDataPoint(ts, boolInt(st.NeedsCheck), id, name, lt)
+		s.mb.RecordDiskHealthLogicalDiskThinPoolNeedsCheckDataPoint(ts, boolInt(st.NeedsCheck), id, name, lt)
 		ld.DataRatio, ld.MetadataRatio = st.DataRatio(), st.MetadataRatio()
 	}
 	s.judge(sc, id, "thin-pool", "thin pool "+name, ld)
@@ -129,8 +129,8 @@ func (s *stackScraper) recordMultipath(sc *scrape, d *dm.Device, t *dm.Target) e
 	id, name, lt, level := dmID(d), d.Name, metadata.AttributeHwTypeLogicalDisk, "multipath"
 	total, active, failed := st.Counts()
 	s.mb.RecordHwLogicalDiskLimitDataPoint(sc.ts, clampInt(t.Length*dm.SectorBytes), id, name, lt, level)
-	s.mb.RecordHwLogicalDiskMultipathPathsDataPoint(sc.ts, int64(active), id, name, lt, metadata.AttributeMultipathPathStateActive)
-	s.mb.RecordHwLogicalDiskMultipathPathsDataPoint(sc.ts, int64(failed), id, name, lt, metadata.AttributeMultipathPathStateFailed)
+	s.mb.RecordDiskHealthLogicalDiskMultipathPathsDataPoint(sc.ts, int64(active), id, name, lt, metadata.AttributeMultipathPathStateActive)
+	s.mb.RecordDiskHealthLogicalDiskMultipathPathsDataPoint(sc.ts, int64(failed), id, name, lt, metadata.AttributeMultipathPathStateFailed)
 	s.judge(sc, id, level, "multipath map "+name, health.LogicalDisk{Kind: health.KindMultipath, Name: name, PathsTotal: total, PathsActive: active})
 	return nil
 }

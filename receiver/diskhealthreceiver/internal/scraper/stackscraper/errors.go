@@ -95,10 +95,10 @@ func (s *stackScraper) scrapeSCSI(sc *scrape) error {
 			{"ioerr_cnt", c.Errors, func(v int64) { s.mb.RecordHwErrorsDataPoint(sc.ts, v, id, name, lt, "scsi_io_error") }},
 			{"iotmo_cnt", c.Timeouts, func(v int64) { s.mb.RecordHwErrorsDataPoint(sc.ts, v, id, name, lt, "scsi_timeout") }},
 			{"iorequest_cnt", c.Requests, func(v int64) {
-				s.mb.RecordHwPhysicalDiskScsiCommandsDataPoint(sc.ts, v, id, name, lt, metadata.AttributeScsiCommandOutcomeRequested)
+				s.mb.RecordDiskHealthPhysicalDiskScsiCommandsDataPoint(sc.ts, v, id, name, lt, metadata.AttributeScsiCommandOutcomeRequested)
 			}},
 			{"iodone_cnt", c.Done, func(v int64) {
-				s.mb.RecordHwPhysicalDiskScsiCommandsDataPoint(sc.ts, v, id, name, lt, metadata.AttributeScsiCommandOutcomeDone)
+				s.mb.RecordDiskHealthPhysicalDiskScsiCommandsDataPoint(sc.ts, v, id, name, lt, metadata.AttributeScsiCommandOutcomeDone)
 			}},
 		} {
 			v, start := s.series.u32("scsi/"+id+"/"+name+"/"+p.file, p.v, sc.at, scsiCommandsPerSecond)
@@ -118,18 +118,18 @@ func (s *stackScraper) scrapeExt4(sc *scrape, mounts mountsByDevice) error {
 		mp := m.MountPoint
 		typ := metadata.AttributeSystemFilesystemTypeExt4
 		if !e.LastErrorTime.IsZero() {
-			s.mb.RecordSystemFilesystemErrorsTimeDataPoint(sc.ts, e.LastErrorTime.Unix(), e.Device, mp, typ)
+			s.mb.RecordDiskHealthFilesystemLastErrorTimeDataPoint(sc.ts, e.LastErrorTime.Unix(), e.Device, mp, typ)
 		}
 		if mounted && m.EmergencyRO {
-			s.mb.RecordSystemFilesystemReadOnlyAfterErrorsDataPoint(sc.ts, 1, e.Device, mp, typ)
+			s.mb.RecordDiskHealthFilesystemReadOnlyAfterErrorsDataPoint(sc.ts, 1, e.Device, mp, typ)
 		}
 		if !e.HasCount {
 			continue // an unparsable errors_count is left out, never reported as 0 (the error names it)
 		}
 		v, start := s.series.u64("ext4/"+e.Device+"/"+mp, e.Count, sc.at)
-		s.withStart(start, func() { s.mb.RecordSystemFilesystemErrorsDataPoint(sc.ts, clampInt(v), e.Device, mp, typ) })
+		s.withStart(start, func() { s.mb.RecordDiskHealthFilesystemErrorsDataPoint(sc.ts, clampInt(v), e.Device, mp, typ) })
 		if mounted && !m.EmergencyRO {
-			s.mb.RecordSystemFilesystemReadOnlyAfterErrorsDataPoint(sc.ts, boolInt(m.ReadOnlyAfterErrors(e.Count)), e.Device, mp, typ)
+			s.mb.RecordDiskHealthFilesystemReadOnlyAfterErrorsDataPoint(sc.ts, boolInt(m.ReadOnlyAfterErrors(e.Count)), e.Device, mp, typ)
 		}
 		if id, _ := s.ids.of(e.Device); id != "" {
 			sc.post(id, signs.Counter{Kind: signs.FilesystemErrors, Subject: fmt.Sprintf("ext4 errors on %s (%s)", e.Device, mp), Value: e.Count})
@@ -159,7 +159,7 @@ func (s *stackScraper) scrapeBtrfs(ctx context.Context, sc *scrape, mounts mount
 		}{{"write", d.Stats.Write}, {"read", d.Stats.Read}, {"flush", d.Stats.Flush}, {"corruption", d.Stats.Corruption}, {"generation", d.Stats.Generation}} {
 			v, start := s.series.u64("btrfs/"+d.FSID+"/"+d.Device+"/"+mp+"/"+c.kind, c.v, sc.at)
 			s.withStart(start, func() {
-				s.mb.RecordSystemFilesystemDeviceErrorsDataPoint(sc.ts, clampInt(v), d.Device, mp, typ, c.kind)
+				s.mb.RecordDiskHealthFilesystemDeviceErrorsDataPoint(sc.ts, clampInt(v), d.Device, mp, typ, c.kind)
 			})
 		}
 		if id, _ := s.ids.of(d.Device); id != "" {

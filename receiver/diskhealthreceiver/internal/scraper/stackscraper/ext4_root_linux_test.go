@@ -95,7 +95,7 @@ func (e *ext4Loop) at() map[string]string {
 	return map[string]string{"system.device": e.name, "system.filesystem.mountpoint": e.mnt}
 }
 
-// checkErrors checks that system.filesystem.errors equals the kernel's errors_count and e2fsprogs'
+// checkErrors checks that disk_health.filesystem.errors equals the kernel's errors_count and e2fsprogs'
 // FS Error count, is above zero, and that the read-only-after-errors flag and the last error's time
 // are reported; it returns the count.
 func (e *ext4Loop) checkErrors(t *testing.T) uint64 {
@@ -105,15 +105,15 @@ func (e *ext4Loop) checkErrors(t *testing.T) uint64 {
 	require.NoError(t, err)
 	kernel, err := strconv.ParseUint(strings.TrimSpace(string(sysfs)), 10, 64)
 	require.NoError(t, err)
-	count, _ := point(t, md, "system.filesystem.errors", e.at())
+	count, _ := point(t, md, "disk_health.filesystem.errors", e.at())
 	assert.InDelta(t, float64(kernel), count, 0)
 	assert.Positive(t, count)
 	// ext4 writes the error into the superblock from a work item: e2fsprogs sees it a moment later.
 	assert.Eventually(t, func() bool { return dumpe2fsErrorCount(t, e.loop) == kernel }, 10*time.Second, 100*time.Millisecond,
 		"dumpe2fs's FS Error count becomes the kernel's %d", kernel)
-	ro, _ := point(t, md, "system.filesystem.read_only_after_errors", e.at())
+	ro, _ := point(t, md, "disk_health.filesystem.read_only_after_errors", e.at())
 	assert.InDelta(t, 1, ro, 0, "the kernel stopped writes after the error")
-	last, ok := point(t, md, "system.filesystem.errors.time", e.at())
+	last, ok := point(t, md, "disk_health.filesystem.last_error.time", e.at())
 	assert.True(t, ok)
 	assert.Positive(t, last)
 	return kernel
@@ -125,10 +125,10 @@ func (e *ext4Loop) checkErrors(t *testing.T) uint64 {
 func TestExt4ErrorOnLoopDevice(t *testing.T) {
 	e := newExt4Loop(t, nil)
 	md := e.scrape(t)
-	count, ok := point(t, md, "system.filesystem.errors", e.at())
+	count, ok := point(t, md, "disk_health.filesystem.errors", e.at())
 	require.True(t, ok, "the new ext4 on %s is reported with its mount point", e.name)
 	assert.InDelta(t, 0, count, 0)
-	ro, _ := point(t, md, "system.filesystem.read_only_after_errors", e.at())
+	ro, _ := point(t, md, "disk_health.filesystem.read_only_after_errors", e.at())
 	assert.InDelta(t, 0, ro, 0)
 
 	require.NoError(t, os.WriteFile(filepath.Join("/sys/fs/ext4", e.name, "trigger_fs_error"), []byte("1\n"), 0o200))
@@ -149,7 +149,7 @@ func TestExt4CorruptInodeTableOnLoopDevice(t *testing.T) {
 		run(t, "umount", e.mnt)
 		corruptInode(t, e.loop, st.Ino)
 	})
-	count, _ := point(t, e.scrape(t), "system.filesystem.errors", e.at())
+	count, _ := point(t, e.scrape(t), "disk_health.filesystem.errors", e.at())
 	assert.InDelta(t, 0, count, 0, "mounting did not read the corrupted inode")
 
 	_, err := os.Stat(filepath.Join(e.mnt, "victim"))

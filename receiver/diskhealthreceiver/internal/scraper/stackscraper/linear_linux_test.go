@@ -70,7 +70,7 @@ func TestScrapeLinearInMDMembers(t *testing.T) {
 		rig := newRig(t, readers{sys: sys, md: arrayOnThisThread{sys}}, nil)
 		scrape := func() {
 			md := rig.scrape(t)
-			v, ok := point(t, md, "hw.logical_disk.md.raid_disks", map[string]string{"hw.id": "md:8f882718-1df7-322d-2ddc-4f065da20a36"})
+			v, ok := point(t, md, "disk_health.logical_disk.md.raid_disks", map[string]string{"hw.id": "md:8f882718-1df7-322d-2ddc-4f065da20a36"})
 			require.True(t, ok)
 			require.InDelta(t, float64(n-2), v, 0)
 		}

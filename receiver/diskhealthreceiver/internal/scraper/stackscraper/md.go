@@ -22,13 +22,13 @@ func mdID(a *mdraid.Array) string {
 
 var memberStates = []struct {
 	flag mdraid.MemberFlags
-	attr metadata.AttributeMdMemberState
+	attr metadata.AttributeDiskHealthMdMemberState
 }{
-	{mdraid.InSync, metadata.AttributeMdMemberStateInSync}, {mdraid.Faulty, metadata.AttributeMdMemberStateFaulty},
-	{mdraid.Spare, metadata.AttributeMdMemberStateSpare}, {mdraid.WriteMostly, metadata.AttributeMdMemberStateWriteMostly},
-	{mdraid.Blocked, metadata.AttributeMdMemberStateBlocked}, {mdraid.WriteError, metadata.AttributeMdMemberStateWriteError},
-	{mdraid.WantReplacement, metadata.AttributeMdMemberStateWantReplacement}, {mdraid.Replacement, metadata.AttributeMdMemberStateReplacement},
-	{mdraid.Journal, metadata.AttributeMdMemberStateJournal}, {mdraid.FailFast, metadata.AttributeMdMemberStateFailfast},
+	{mdraid.InSync, metadata.AttributeDiskHealthMdMemberStateInSync}, {mdraid.Faulty, metadata.AttributeDiskHealthMdMemberStateFaulty},
+	{mdraid.Spare, metadata.AttributeDiskHealthMdMemberStateSpare}, {mdraid.WriteMostly, metadata.AttributeDiskHealthMdMemberStateWriteMostly},
+	{mdraid.Blocked, metadata.AttributeDiskHealthMdMemberStateBlocked}, {mdraid.WriteError, metadata.AttributeDiskHealthMdMemberStateWriteError},
+	{mdraid.WantReplacement, metadata.AttributeDiskHealthMdMemberStateWantReplacement}, {mdraid.Replacement, metadata.AttributeDiskHealthMdMemberStateReplacement},
+	{mdraid.Journal, metadata.AttributeDiskHealthMdMemberStateJournal}, {mdraid.FailFast, metadata.AttributeDiskHealthMdMemberStateFailfast},
 }
 
 // scrapeMD records every md array. The error is the part's: the listing's, or every array's own (an
@@ -61,25 +61,25 @@ func (s *stackScraper) recordArray(sc *scrape, a *mdraid.Array) {
 	s.mb.RecordHwLogicalDiskLimitDataPoint(ts, clampInt(a.SizeBytes), id, name, lt, a.Level)
 	st, known := metadata.MapAttributeMdArrayState[a.State]
 	for _, v := range metadata.MapAttributeMdArrayState {
-		s.mb.RecordHwLogicalDiskMdArrayStateDataPoint(ts, boolInt(known && v == st), id, name, lt, v)
+		s.mb.RecordDiskHealthLogicalDiskMdArrayStateDataPoint(ts, boolInt(known && v == st), id, name, lt, v)
 	}
 	if act, ok := metadata.MapAttributeMdSyncAction[a.SyncAction]; ok {
 		for _, v := range metadata.MapAttributeMdSyncAction {
-			s.mb.RecordHwLogicalDiskMdSyncActionDataPoint(ts, boolInt(v == act), id, name, lt, v)
+			s.mb.RecordDiskHealthLogicalDiskMdSyncActionDataPoint(ts, boolInt(v == act), id, name, lt, v)
 		}
 		if a.Sync.Running && !a.Sync.Delayed && a.SyncAction != mdraid.ActionIdle {
-			s.mb.RecordHwLogicalDiskMdSyncProgressDataPoint(ts, a.Sync.Ratio, id, name, lt, act)
-			s.mb.RecordHwLogicalDiskMdSyncSpeedDataPoint(ts, clampInt(a.Sync.SpeedBytes), id, name, lt, act)
+			s.mb.RecordDiskHealthLogicalDiskMdSyncProgressDataPoint(ts, a.Sync.Ratio, id, name, lt, act)
+			s.mb.RecordDiskHealthLogicalDiskMdSyncSpeedDataPoint(ts, clampInt(a.Sync.SpeedBytes), id, name, lt, act)
 			if a.Sync.ETA > 0 {
-				s.mb.RecordHwLogicalDiskMdSyncRemainingTimeDataPoint(ts, a.Sync.ETA.Seconds(), id, name, lt, act)
+				s.mb.RecordDiskHealthLogicalDiskMdSyncRemainingTimeDataPoint(ts, a.Sync.ETA.Seconds(), id, name, lt, act)
 			}
 		}
-		s.mb.RecordHwLogicalDiskMdMismatchesDataPoint(ts, clampInt(a.MismatchSectors), id, name, lt)
+		s.mb.RecordDiskHealthLogicalDiskMdMismatchesDataPoint(ts, clampInt(a.MismatchSectors), id, name, lt)
 	}
 	if a.Degraded >= 0 {
-		s.mb.RecordHwLogicalDiskMdDegradedDataPoint(ts, int64(a.Degraded), id, name, lt)
+		s.mb.RecordDiskHealthLogicalDiskMdDegradedDataPoint(ts, int64(a.Degraded), id, name, lt)
 	}
-	s.mb.RecordHwLogicalDiskMdRaidDisksDataPoint(ts, int64(a.RaidDisks), id, name, lt)
+	s.mb.RecordDiskHealthLogicalDiskMdRaidDisksDataPoint(ts, int64(a.RaidDisks), id, name, lt)
 
 	var faulty []string
 	for _, m := range a.Members {
@@ -89,7 +89,7 @@ func (s *stackScraper) recordArray(sc *scrape, a *mdraid.Array) {
 			opts = append(opts, metadata.WithHwParentMetricAttribute(parent))
 		}
 		for _, ms := range memberStates {
-			s.mb.RecordHwLogicalDiskMdMemberStateDataPoint(ts, boolInt(m.Flags&ms.flag != 0), id, name, lt, ms.attr, opts...)
+			s.mb.RecordDiskHealthLogicalDiskMdMemberStateDataPoint(ts, boolInt(m.Flags&ms.flag != 0), id, name, lt, ms.attr, opts...)
 		}
 		v, start := s.series.u64("md/"+id+"/"+name+"/"+m.Name, m.CorrectedReadErrors, sc.at)
 		s.withStart(start, func() { s.mb.RecordHwErrorsDataPoint(ts, clampInt(v), id, name, lt, "corrected_read", opts...) })

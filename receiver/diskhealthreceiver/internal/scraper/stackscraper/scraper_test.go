@@ -187,14 +187,14 @@ func TestMDAgreesWithMdstat(t *testing.T) {
 				assert.InDelta(t, float64(a.Blocks*1024), limit, 0, "%s: size = mdstat blocks", c.Name())
 			}
 			if a.RaidDisks > 0 {
-				missing, _ := point(t, md, "hw.logical_disk.md.degraded", id)
+				missing, _ := point(t, md, "disk_health.logical_disk.md.degraded", id)
 				assert.InDelta(t, float64(a.RaidDisks-a.Working), missing, 0, "%s: degraded = [n/m]", c.Name())
 			}
 			if a.Action != "" && !a.Delayed && !a.Pending {
 				var progress float64
 				var ok bool
 				for _, act := range []string{"resync", "recover", "check", "repair", "reshape"} {
-					if v, found := point(t, md, "hw.logical_disk.md.sync.progress", map[string]string{"hw.id": id["hw.id"], "md.sync_action": act}); found {
+					if v, found := point(t, md, "disk_health.logical_disk.md.sync.progress", map[string]string{"hw.id": id["hw.id"], "md.sync_action": act}); found {
 						progress, ok = v, true
 					}
 				}
@@ -224,7 +224,7 @@ func TestMemberFailureEvent(t *testing.T) {
 	assert.Equal(t, "ok", state(t, md, "md:4b0017ff-b491-a63d-9b97-1365c2243e05"), "the clean fixture's md0, by its uuid")
 	assert.Equal(t, 0, rig.logs.LogRecordCount())
 	victim := clean[len(clean)-1]
-	parent, ok := point(t, md, "hw.logical_disk.md.member.state", map[string]string{"md.member": victim.name, "md.member.state": "in_sync", "hw.parent": victim.wwn})
+	parent, ok := point(t, md, "disk_health.logical_disk.md.member.state", map[string]string{"md.member": victim.name, "disk_health.md.member_state": "in_sync", "hw.parent": victim.wwn})
 	require.True(t, ok, "member points carry hw.parent")
 	assert.InDelta(t, 1, parent, 0)
 
@@ -236,7 +236,7 @@ func TestMemberFailureEvent(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "block", "md0", "md", "degraded"), []byte("1\n"), 0o644))
 	md = rig.scrape(t)
 	assert.Equal(t, "degraded", state(t, md, "md:4b0017ff-b491-a63d-9b97-1365c2243e05"), "the clean fixture's md0, by its uuid")
-	faulty, _ := point(t, md, "hw.logical_disk.md.member.state", map[string]string{"md.member": victim.name, "md.member.state": "faulty"})
+	faulty, _ := point(t, md, "disk_health.logical_disk.md.member.state", map[string]string{"md.member": victim.name, "disk_health.md.member_state": "faulty"})
 	assert.InDelta(t, 1, faulty, 0)
 	errs, _ := point(t, md, "hw.errors", map[string]string{"md.member": victim.name, "error.type": "corrected_read"})
 	assert.InDelta(t, 3, errs, 0)
@@ -424,8 +424,8 @@ func TestGoldenDM(t *testing.T) {
 	}
 	_, ok := point(t, md, "hw.status", map[string]string{"hw.id": "LVM-vg0uuidroot"})
 	assert.False(t, ok, "a linear volume has no verdict of its own")
-	active, _ := point(t, md, "hw.logical_disk.multipath.paths", map[string]string{"hw.id": "mpath-3600mpathb", "multipath.path.state": "active"})
-	failed, _ := point(t, md, "hw.logical_disk.multipath.paths", map[string]string{"hw.id": "mpath-3600mpathb", "multipath.path.state": "failed"})
+	active, _ := point(t, md, "disk_health.logical_disk.multipath.paths", map[string]string{"hw.id": "mpath-3600mpathb", "multipath.path.state": "active"})
+	failed, _ := point(t, md, "disk_health.logical_disk.multipath.paths", map[string]string{"hw.id": "mpath-3600mpathb", "multipath.path.state": "failed"})
 	assert.InDelta(t, 1, active, 0)
 	assert.InDelta(t, 1, failed, 0)
 }
@@ -442,8 +442,8 @@ func TestThinPoolUsageEqualsStatus(t *testing.T) {
 	id := "LVM-vg0uuidok-tpool"
 	used, _ := point(t, md, "hw.logical_disk.usage", map[string]string{"hw.id": id, "hw.logical_disk.state": "used"})
 	limit, _ := point(t, md, "hw.logical_disk.limit", map[string]string{"hw.id": id})
-	mused, _ := point(t, md, "hw.logical_disk.metadata.usage", map[string]string{"hw.id": id, "hw.logical_disk.state": "used"})
-	util, _ := point(t, md, "hw.logical_disk.metadata.utilization", map[string]string{"hw.id": id, "hw.logical_disk.state": "used"})
+	mused, _ := point(t, md, "disk_health.logical_disk.metadata.usage", map[string]string{"hw.id": id, "hw.logical_disk.state": "used"})
+	util, _ := point(t, md, "disk_health.logical_disk.metadata.utilization", map[string]string{"hw.id": id, "hw.logical_disk.state": "used"})
 	assert.InDelta(t, float64(st.UsedDataBlocks*tb.DataBlockSectors*512), used, 0)
 	assert.InDelta(t, float64(st.TotalDataBlocks*tb.DataBlockSectors*512), limit, 0)
 	assert.InDelta(t, float64(st.UsedMetadataBlocks*4096), mused, 0)
@@ -537,13 +537,13 @@ func TestGoldenErrors(t *testing.T) {
 	ext4, err := errcount.ReadExt4(sys)
 	require.NoError(t, err)
 	for _, e := range ext4 {
-		v, _ := point(t, md, "system.filesystem.errors", map[string]string{"system.device": e.Device})
+		v, _ := point(t, md, "disk_health.filesystem.errors", map[string]string{"system.device": e.Device})
 		assert.InDelta(t, float64(e.Count), v, 0, e.Device)
 	}
 	// sda1 went read-only after errors under a rw mount; sdb1 was mounted ro by its administrator.
-	ro, _ := point(t, md, "system.filesystem.read_only_after_errors", map[string]string{"system.device": "sda1", "system.filesystem.mountpoint": "/srv/data"})
+	ro, _ := point(t, md, "disk_health.filesystem.read_only_after_errors", map[string]string{"system.device": "sda1", "system.filesystem.mountpoint": "/srv/data"})
 	assert.InDelta(t, 1, ro, 0)
-	ro, _ = point(t, md, "system.filesystem.read_only_after_errors", map[string]string{"system.device": "sdb1"})
+	ro, _ = point(t, md, "disk_health.filesystem.read_only_after_errors", map[string]string{"system.device": "sdb1"})
 	assert.InDelta(t, 0, ro, 0)
 	// The SCSI counters stay off the board: ioerr_cnt counts pass-through commands that completed with
 	// CHECK CONDITION (every ATA command sent with CK_COND), so a polled healthy disk would turn degraded.
@@ -584,7 +584,7 @@ func TestBadMountinfoLineNamedOnce(t *testing.T) {
 		require.NoError(t, rep.Report(err))
 		v, _ := point(t, md, "disk_health.stack.read.status", map[string]string{"stack.part": "errors", "stack.read.status": "ok"})
 		assert.InDelta(t, 1, v, 0, "a bad line is not a failed read of the errors part")
-		v, ok := point(t, md, "system.filesystem.errors", map[string]string{"system.device": "sda1", "system.filesystem.mountpoint": "/srv/my data"})
+		v, ok := point(t, md, "disk_health.filesystem.errors", map[string]string{"system.device": "sda1", "system.filesystem.mountpoint": "/srv/my data"})
 		assert.True(t, ok, "the mount after the bad line is read, its mount point unescaped")
 		assert.InDelta(t, 3, v, 0)
 	}

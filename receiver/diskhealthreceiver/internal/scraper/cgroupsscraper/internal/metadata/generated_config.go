@@ -9,104 +9,6 @@ import (
 	"go.opentelemetry.io/collector/filter"
 )
 
-// ContainerDiskDiscardIoMetricAttributeKey specifies the key of an attribute for the container.disk.discard.io metric.
-type ContainerDiskDiscardIoMetricAttributeKey string
-
-const (
-	ContainerDiskDiscardIoMetricAttributeKeyCgroupPath   ContainerDiskDiscardIoMetricAttributeKey = "cgroup.path"
-	ContainerDiskDiscardIoMetricAttributeKeySystemDevice ContainerDiskDiscardIoMetricAttributeKey = "system.device"
-)
-
-// ContainerDiskDiscardIoMetricConfig provides config for the container.disk.discard.io metric.
-type ContainerDiskDiscardIoMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ContainerDiskDiscardIoMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *ContainerDiskDiscardIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *ContainerDiskDiscardIoMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ContainerDiskDiscardIoMetricAttributeKeyCgroupPath, ContainerDiskDiscardIoMetricAttributeKeySystemDevice:
-		default:
-			return fmt.Errorf("metric container.disk.discard.io doesn't have an attribute %v, valid attributes: [cgroup.path, system.device]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// ContainerDiskDiscardOperationsMetricAttributeKey specifies the key of an attribute for the container.disk.discard.operations metric.
-type ContainerDiskDiscardOperationsMetricAttributeKey string
-
-const (
-	ContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath   ContainerDiskDiscardOperationsMetricAttributeKey = "cgroup.path"
-	ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice ContainerDiskDiscardOperationsMetricAttributeKey = "system.device"
-)
-
-// ContainerDiskDiscardOperationsMetricConfig provides config for the container.disk.discard.operations metric.
-type ContainerDiskDiscardOperationsMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ContainerDiskDiscardOperationsMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *ContainerDiskDiscardOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *ContainerDiskDiscardOperationsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath, ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice:
-		default:
-			return fmt.Errorf("metric container.disk.discard.operations doesn't have an attribute %v, valid attributes: [cgroup.path, system.device]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // ContainerDiskIoMetricAttributeKey specifies the key of an attribute for the container.disk.io metric.
 type ContainerDiskIoMetricAttributeKey string
 
@@ -157,25 +59,24 @@ func (ms *ContainerDiskIoMetricConfig) Validate() error {
 	return nil
 }
 
-// ContainerDiskOperationsMetricAttributeKey specifies the key of an attribute for the container.disk.operations metric.
-type ContainerDiskOperationsMetricAttributeKey string
+// DiskHealthContainerDiskDiscardIoMetricAttributeKey specifies the key of an attribute for the disk_health.container.disk.discard.io metric.
+type DiskHealthContainerDiskDiscardIoMetricAttributeKey string
 
 const (
-	ContainerDiskOperationsMetricAttributeKeyCgroupPath      ContainerDiskOperationsMetricAttributeKey = "cgroup.path"
-	ContainerDiskOperationsMetricAttributeKeySystemDevice    ContainerDiskOperationsMetricAttributeKey = "system.device"
-	ContainerDiskOperationsMetricAttributeKeyDiskIoDirection ContainerDiskOperationsMetricAttributeKey = "disk.io.direction"
+	DiskHealthContainerDiskDiscardIoMetricAttributeKeyCgroupPath   DiskHealthContainerDiskDiscardIoMetricAttributeKey = "cgroup.path"
+	DiskHealthContainerDiskDiscardIoMetricAttributeKeySystemDevice DiskHealthContainerDiskDiscardIoMetricAttributeKey = "system.device"
 )
 
-// ContainerDiskOperationsMetricConfig provides config for the container.disk.operations metric.
-type ContainerDiskOperationsMetricConfig struct {
+// DiskHealthContainerDiskDiscardIoMetricConfig provides config for the disk_health.container.disk.discard.io metric.
+type DiskHealthContainerDiskDiscardIoMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ContainerDiskOperationsMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthContainerDiskDiscardIoMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *ContainerDiskOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthContainerDiskDiscardIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -189,12 +90,12 @@ func (ms *ContainerDiskOperationsMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-func (ms *ContainerDiskOperationsMetricConfig) Validate() error {
+func (ms *DiskHealthContainerDiskDiscardIoMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerDiskOperationsMetricAttributeKeyCgroupPath, ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection:
+		case DiskHealthContainerDiskDiscardIoMetricAttributeKeyCgroupPath, DiskHealthContainerDiskDiscardIoMetricAttributeKeySystemDevice:
 		default:
-			return fmt.Errorf("metric container.disk.operations doesn't have an attribute %v, valid attributes: [cgroup.path, system.device, disk.io.direction]", val)
+			return fmt.Errorf("metric disk_health.container.disk.discard.io doesn't have an attribute %v, valid attributes: [cgroup.path, system.device]", val)
 		}
 	}
 
@@ -207,24 +108,24 @@ func (ms *ContainerDiskOperationsMetricConfig) Validate() error {
 	return nil
 }
 
-// ContainerIoLinuxPressure10sMetricAttributeKey specifies the key of an attribute for the container.io.linux.pressure.10s metric.
-type ContainerIoLinuxPressure10sMetricAttributeKey string
+// DiskHealthContainerDiskDiscardOperationsMetricAttributeKey specifies the key of an attribute for the disk_health.container.disk.discard.operations metric.
+type DiskHealthContainerDiskDiscardOperationsMetricAttributeKey string
 
 const (
-	ContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath                   ContainerIoLinuxPressure10sMetricAttributeKey = "cgroup.path"
-	ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType ContainerIoLinuxPressure10sMetricAttributeKey = "system.linux.pressure.stall_type"
+	DiskHealthContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath   DiskHealthContainerDiskDiscardOperationsMetricAttributeKey = "cgroup.path"
+	DiskHealthContainerDiskDiscardOperationsMetricAttributeKeySystemDevice DiskHealthContainerDiskDiscardOperationsMetricAttributeKey = "system.device"
 )
 
-// ContainerIoLinuxPressure10sMetricConfig provides config for the container.io.linux.pressure.10s metric.
-type ContainerIoLinuxPressure10sMetricConfig struct {
+// DiskHealthContainerDiskDiscardOperationsMetricConfig provides config for the disk_health.container.disk.discard.operations metric.
+type DiskHealthContainerDiskDiscardOperationsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ContainerIoLinuxPressure10sMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthContainerDiskDiscardOperationsMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *ContainerIoLinuxPressure10sMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthContainerDiskDiscardOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -238,12 +139,12 @@ func (ms *ContainerIoLinuxPressure10sMetricConfig) Unmarshal(parser *confmap.Con
 	return nil
 }
 
-func (ms *ContainerIoLinuxPressure10sMetricConfig) Validate() error {
+func (ms *DiskHealthContainerDiskDiscardOperationsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType:
+		case DiskHealthContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath, DiskHealthContainerDiskDiscardOperationsMetricAttributeKeySystemDevice:
 		default:
-			return fmt.Errorf("metric container.io.linux.pressure.10s doesn't have an attribute %v, valid attributes: [cgroup.path, system.linux.pressure.stall_type]", val)
+			return fmt.Errorf("metric disk_health.container.disk.discard.operations doesn't have an attribute %v, valid attributes: [cgroup.path, system.device]", val)
 		}
 	}
 
@@ -256,24 +157,25 @@ func (ms *ContainerIoLinuxPressure10sMetricConfig) Validate() error {
 	return nil
 }
 
-// ContainerIoLinuxPressure1mMetricAttributeKey specifies the key of an attribute for the container.io.linux.pressure.1m metric.
-type ContainerIoLinuxPressure1mMetricAttributeKey string
+// DiskHealthContainerDiskOperationsMetricAttributeKey specifies the key of an attribute for the disk_health.container.disk.operations metric.
+type DiskHealthContainerDiskOperationsMetricAttributeKey string
 
 const (
-	ContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath                   ContainerIoLinuxPressure1mMetricAttributeKey = "cgroup.path"
-	ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType ContainerIoLinuxPressure1mMetricAttributeKey = "system.linux.pressure.stall_type"
+	DiskHealthContainerDiskOperationsMetricAttributeKeyCgroupPath      DiskHealthContainerDiskOperationsMetricAttributeKey = "cgroup.path"
+	DiskHealthContainerDiskOperationsMetricAttributeKeySystemDevice    DiskHealthContainerDiskOperationsMetricAttributeKey = "system.device"
+	DiskHealthContainerDiskOperationsMetricAttributeKeyDiskIoDirection DiskHealthContainerDiskOperationsMetricAttributeKey = "disk.io.direction"
 )
 
-// ContainerIoLinuxPressure1mMetricConfig provides config for the container.io.linux.pressure.1m metric.
-type ContainerIoLinuxPressure1mMetricConfig struct {
+// DiskHealthContainerDiskOperationsMetricConfig provides config for the disk_health.container.disk.operations metric.
+type DiskHealthContainerDiskOperationsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ContainerIoLinuxPressure1mMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthContainerDiskOperationsMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *ContainerIoLinuxPressure1mMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthContainerDiskOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -287,12 +189,12 @@ func (ms *ContainerIoLinuxPressure1mMetricConfig) Unmarshal(parser *confmap.Conf
 	return nil
 }
 
-func (ms *ContainerIoLinuxPressure1mMetricConfig) Validate() error {
+func (ms *DiskHealthContainerDiskOperationsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType:
+		case DiskHealthContainerDiskOperationsMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOperationsMetricAttributeKeySystemDevice, DiskHealthContainerDiskOperationsMetricAttributeKeyDiskIoDirection:
 		default:
-			return fmt.Errorf("metric container.io.linux.pressure.1m doesn't have an attribute %v, valid attributes: [cgroup.path, system.linux.pressure.stall_type]", val)
+			return fmt.Errorf("metric disk_health.container.disk.operations doesn't have an attribute %v, valid attributes: [cgroup.path, system.device, disk.io.direction]", val)
 		}
 	}
 
@@ -305,24 +207,24 @@ func (ms *ContainerIoLinuxPressure1mMetricConfig) Validate() error {
 	return nil
 }
 
-// ContainerIoLinuxPressure5mMetricAttributeKey specifies the key of an attribute for the container.io.linux.pressure.5m metric.
-type ContainerIoLinuxPressure5mMetricAttributeKey string
+// DiskHealthContainerIoLinuxPressure10sMetricAttributeKey specifies the key of an attribute for the disk_health.container.io.linux.pressure.10s metric.
+type DiskHealthContainerIoLinuxPressure10sMetricAttributeKey string
 
 const (
-	ContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath                   ContainerIoLinuxPressure5mMetricAttributeKey = "cgroup.path"
-	ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType ContainerIoLinuxPressure5mMetricAttributeKey = "system.linux.pressure.stall_type"
+	DiskHealthContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath                       DiskHealthContainerIoLinuxPressure10sMetricAttributeKey = "cgroup.path"
+	DiskHealthContainerIoLinuxPressure10sMetricAttributeKeyDiskHealthLinuxPressureStallType DiskHealthContainerIoLinuxPressure10sMetricAttributeKey = "disk_health.linux.pressure.stall_type"
 )
 
-// ContainerIoLinuxPressure5mMetricConfig provides config for the container.io.linux.pressure.5m metric.
-type ContainerIoLinuxPressure5mMetricConfig struct {
+// DiskHealthContainerIoLinuxPressure10sMetricConfig provides config for the disk_health.container.io.linux.pressure.10s metric.
+type DiskHealthContainerIoLinuxPressure10sMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ContainerIoLinuxPressure5mMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthContainerIoLinuxPressure10sMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *ContainerIoLinuxPressure5mMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthContainerIoLinuxPressure10sMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -336,12 +238,12 @@ func (ms *ContainerIoLinuxPressure5mMetricConfig) Unmarshal(parser *confmap.Conf
 	return nil
 }
 
-func (ms *ContainerIoLinuxPressure5mMetricConfig) Validate() error {
+func (ms *DiskHealthContainerIoLinuxPressure10sMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType:
+		case DiskHealthContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath, DiskHealthContainerIoLinuxPressure10sMetricAttributeKeyDiskHealthLinuxPressureStallType:
 		default:
-			return fmt.Errorf("metric container.io.linux.pressure.5m doesn't have an attribute %v, valid attributes: [cgroup.path, system.linux.pressure.stall_type]", val)
+			return fmt.Errorf("metric disk_health.container.io.linux.pressure.10s doesn't have an attribute %v, valid attributes: [cgroup.path, disk_health.linux.pressure.stall_type]", val)
 		}
 	}
 
@@ -354,24 +256,24 @@ func (ms *ContainerIoLinuxPressure5mMetricConfig) Validate() error {
 	return nil
 }
 
-// ContainerIoLinuxPressureTotalMetricAttributeKey specifies the key of an attribute for the container.io.linux.pressure.total metric.
-type ContainerIoLinuxPressureTotalMetricAttributeKey string
+// DiskHealthContainerIoLinuxPressure1mMetricAttributeKey specifies the key of an attribute for the disk_health.container.io.linux.pressure.1m metric.
+type DiskHealthContainerIoLinuxPressure1mMetricAttributeKey string
 
 const (
-	ContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath                   ContainerIoLinuxPressureTotalMetricAttributeKey = "cgroup.path"
-	ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType ContainerIoLinuxPressureTotalMetricAttributeKey = "system.linux.pressure.stall_type"
+	DiskHealthContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath                       DiskHealthContainerIoLinuxPressure1mMetricAttributeKey = "cgroup.path"
+	DiskHealthContainerIoLinuxPressure1mMetricAttributeKeyDiskHealthLinuxPressureStallType DiskHealthContainerIoLinuxPressure1mMetricAttributeKey = "disk_health.linux.pressure.stall_type"
 )
 
-// ContainerIoLinuxPressureTotalMetricConfig provides config for the container.io.linux.pressure.total metric.
-type ContainerIoLinuxPressureTotalMetricConfig struct {
+// DiskHealthContainerIoLinuxPressure1mMetricConfig provides config for the disk_health.container.io.linux.pressure.1m metric.
+type DiskHealthContainerIoLinuxPressure1mMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ContainerIoLinuxPressureTotalMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthContainerIoLinuxPressure1mMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *ContainerIoLinuxPressureTotalMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthContainerIoLinuxPressure1mMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -385,12 +287,110 @@ func (ms *ContainerIoLinuxPressureTotalMetricConfig) Unmarshal(parser *confmap.C
 	return nil
 }
 
-func (ms *ContainerIoLinuxPressureTotalMetricConfig) Validate() error {
+func (ms *DiskHealthContainerIoLinuxPressure1mMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath, ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType:
+		case DiskHealthContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath, DiskHealthContainerIoLinuxPressure1mMetricAttributeKeyDiskHealthLinuxPressureStallType:
 		default:
-			return fmt.Errorf("metric container.io.linux.pressure.total doesn't have an attribute %v, valid attributes: [cgroup.path, system.linux.pressure.stall_type]", val)
+			return fmt.Errorf("metric disk_health.container.io.linux.pressure.1m doesn't have an attribute %v, valid attributes: [cgroup.path, disk_health.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthContainerIoLinuxPressure5mMetricAttributeKey specifies the key of an attribute for the disk_health.container.io.linux.pressure.5m metric.
+type DiskHealthContainerIoLinuxPressure5mMetricAttributeKey string
+
+const (
+	DiskHealthContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath                       DiskHealthContainerIoLinuxPressure5mMetricAttributeKey = "cgroup.path"
+	DiskHealthContainerIoLinuxPressure5mMetricAttributeKeyDiskHealthLinuxPressureStallType DiskHealthContainerIoLinuxPressure5mMetricAttributeKey = "disk_health.linux.pressure.stall_type"
+)
+
+// DiskHealthContainerIoLinuxPressure5mMetricConfig provides config for the disk_health.container.io.linux.pressure.5m metric.
+type DiskHealthContainerIoLinuxPressure5mMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthContainerIoLinuxPressure5mMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthContainerIoLinuxPressure5mMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthContainerIoLinuxPressure5mMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath, DiskHealthContainerIoLinuxPressure5mMetricAttributeKeyDiskHealthLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric disk_health.container.io.linux.pressure.5m doesn't have an attribute %v, valid attributes: [cgroup.path, disk_health.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthContainerIoLinuxPressureTotalMetricAttributeKey specifies the key of an attribute for the disk_health.container.io.linux.pressure.total metric.
+type DiskHealthContainerIoLinuxPressureTotalMetricAttributeKey string
+
+const (
+	DiskHealthContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath                       DiskHealthContainerIoLinuxPressureTotalMetricAttributeKey = "cgroup.path"
+	DiskHealthContainerIoLinuxPressureTotalMetricAttributeKeyDiskHealthLinuxPressureStallType DiskHealthContainerIoLinuxPressureTotalMetricAttributeKey = "disk_health.linux.pressure.stall_type"
+)
+
+// DiskHealthContainerIoLinuxPressureTotalMetricConfig provides config for the disk_health.container.io.linux.pressure.total metric.
+type DiskHealthContainerIoLinuxPressureTotalMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthContainerIoLinuxPressureTotalMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthContainerIoLinuxPressureTotalMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthContainerIoLinuxPressureTotalMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath, DiskHealthContainerIoLinuxPressureTotalMetricAttributeKeyDiskHealthLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric disk_health.container.io.linux.pressure.total doesn't have an attribute %v, valid attributes: [cgroup.path, disk_health.linux.pressure.stall_type]", val)
 		}
 	}
 
@@ -405,57 +405,57 @@ func (ms *ContainerIoLinuxPressureTotalMetricConfig) Validate() error {
 
 // MetricsConfig provides config for cgroups metrics.
 type MetricsConfig struct {
-	ContainerDiskDiscardIo         ContainerDiskDiscardIoMetricConfig         `mapstructure:"container.disk.discard.io"`
-	ContainerDiskDiscardOperations ContainerDiskDiscardOperationsMetricConfig `mapstructure:"container.disk.discard.operations"`
-	ContainerDiskIo                ContainerDiskIoMetricConfig                `mapstructure:"container.disk.io"`
-	ContainerDiskOperations        ContainerDiskOperationsMetricConfig        `mapstructure:"container.disk.operations"`
-	ContainerIoLinuxPressure10s    ContainerIoLinuxPressure10sMetricConfig    `mapstructure:"container.io.linux.pressure.10s"`
-	ContainerIoLinuxPressure1m     ContainerIoLinuxPressure1mMetricConfig     `mapstructure:"container.io.linux.pressure.1m"`
-	ContainerIoLinuxPressure5m     ContainerIoLinuxPressure5mMetricConfig     `mapstructure:"container.io.linux.pressure.5m"`
-	ContainerIoLinuxPressureTotal  ContainerIoLinuxPressureTotalMetricConfig  `mapstructure:"container.io.linux.pressure.total"`
+	ContainerDiskIo                          ContainerDiskIoMetricConfig                          `mapstructure:"container.disk.io"`
+	DiskHealthContainerDiskDiscardIo         DiskHealthContainerDiskDiscardIoMetricConfig         `mapstructure:"disk_health.container.disk.discard.io"`
+	DiskHealthContainerDiskDiscardOperations DiskHealthContainerDiskDiscardOperationsMetricConfig `mapstructure:"disk_health.container.disk.discard.operations"`
+	DiskHealthContainerDiskOperations        DiskHealthContainerDiskOperationsMetricConfig        `mapstructure:"disk_health.container.disk.operations"`
+	DiskHealthContainerIoLinuxPressure10s    DiskHealthContainerIoLinuxPressure10sMetricConfig    `mapstructure:"disk_health.container.io.linux.pressure.10s"`
+	DiskHealthContainerIoLinuxPressure1m     DiskHealthContainerIoLinuxPressure1mMetricConfig     `mapstructure:"disk_health.container.io.linux.pressure.1m"`
+	DiskHealthContainerIoLinuxPressure5m     DiskHealthContainerIoLinuxPressure5mMetricConfig     `mapstructure:"disk_health.container.io.linux.pressure.5m"`
+	DiskHealthContainerIoLinuxPressureTotal  DiskHealthContainerIoLinuxPressureTotalMetricConfig  `mapstructure:"disk_health.container.io.linux.pressure.total"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
-		ContainerDiskDiscardIo: ContainerDiskDiscardIoMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeyCgroupPath, ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
-		},
-		ContainerDiskDiscardOperations: ContainerDiskDiscardOperationsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath, ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
-		},
 		ContainerDiskIo: ContainerDiskIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []ContainerDiskIoMetricAttributeKey{ContainerDiskIoMetricAttributeKeyCgroupPath, ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection},
 		},
-		ContainerDiskOperations: ContainerDiskOperationsMetricConfig{
+		DiskHealthContainerDiskDiscardIo: DiskHealthContainerDiskDiscardIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeyCgroupPath, ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
+			EnabledAttributes:   []DiskHealthContainerDiskDiscardIoMetricAttributeKey{DiskHealthContainerDiskDiscardIoMetricAttributeKeyCgroupPath, DiskHealthContainerDiskDiscardIoMetricAttributeKeySystemDevice},
 		},
-		ContainerIoLinuxPressure10s: ContainerIoLinuxPressure10sMetricConfig{
-			Enabled:             false,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ContainerIoLinuxPressure10sMetricAttributeKey{ContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
-		},
-		ContainerIoLinuxPressure1m: ContainerIoLinuxPressure1mMetricConfig{
-			Enabled:             false,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ContainerIoLinuxPressure1mMetricAttributeKey{ContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
-		},
-		ContainerIoLinuxPressure5m: ContainerIoLinuxPressure5mMetricConfig{
-			Enabled:             false,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ContainerIoLinuxPressure5mMetricAttributeKey{ContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
-		},
-		ContainerIoLinuxPressureTotal: ContainerIoLinuxPressureTotalMetricConfig{
+		DiskHealthContainerDiskDiscardOperations: DiskHealthContainerDiskDiscardOperationsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ContainerIoLinuxPressureTotalMetricAttributeKey{ContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath, ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+			EnabledAttributes:   []DiskHealthContainerDiskDiscardOperationsMetricAttributeKey{DiskHealthContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath, DiskHealthContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
+		},
+		DiskHealthContainerDiskOperations: DiskHealthContainerDiskOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthContainerDiskOperationsMetricAttributeKey{DiskHealthContainerDiskOperationsMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOperationsMetricAttributeKeySystemDevice, DiskHealthContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
+		},
+		DiskHealthContainerIoLinuxPressure10s: DiskHealthContainerIoLinuxPressure10sMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthContainerIoLinuxPressure10sMetricAttributeKey{DiskHealthContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath, DiskHealthContainerIoLinuxPressure10sMetricAttributeKeyDiskHealthLinuxPressureStallType},
+		},
+		DiskHealthContainerIoLinuxPressure1m: DiskHealthContainerIoLinuxPressure1mMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthContainerIoLinuxPressure1mMetricAttributeKey{DiskHealthContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath, DiskHealthContainerIoLinuxPressure1mMetricAttributeKeyDiskHealthLinuxPressureStallType},
+		},
+		DiskHealthContainerIoLinuxPressure5m: DiskHealthContainerIoLinuxPressure5mMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthContainerIoLinuxPressure5mMetricAttributeKey{DiskHealthContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath, DiskHealthContainerIoLinuxPressure5mMetricAttributeKeyDiskHealthLinuxPressureStallType},
+		},
+		DiskHealthContainerIoLinuxPressureTotal: DiskHealthContainerIoLinuxPressureTotalMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthContainerIoLinuxPressureTotalMetricAttributeKey{DiskHealthContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath, DiskHealthContainerIoLinuxPressureTotalMetricAttributeKeyDiskHealthLinuxPressureStallType},
 		},
 	}
 }
@@ -488,12 +488,12 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 
 // ResourceAttributesConfig provides config for cgroups resource attributes.
 type ResourceAttributesConfig struct {
-	CgroupPath           ResourceAttributeConfig `mapstructure:"cgroup.path"`
-	ContainerID          ResourceAttributeConfig `mapstructure:"container.id"`
-	ContainerRuntimeName ResourceAttributeConfig `mapstructure:"container.runtime.name"`
-	K8sPodQosClass       ResourceAttributeConfig `mapstructure:"k8s.pod.qos_class"`
-	K8sPodUID            ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
-	SystemdUnitName      ResourceAttributeConfig `mapstructure:"systemd.unit.name"`
+	CgroupPath               ResourceAttributeConfig `mapstructure:"cgroup.path"`
+	ContainerID              ResourceAttributeConfig `mapstructure:"container.id"`
+	ContainerRuntimeName     ResourceAttributeConfig `mapstructure:"container.runtime.name"`
+	DiskHealthK8sPodQosClass ResourceAttributeConfig `mapstructure:"disk_health.k8s.pod.qos_class"`
+	K8sPodUID                ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
+	SystemdUnitName          ResourceAttributeConfig `mapstructure:"systemd.unit.name"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
@@ -507,7 +507,7 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 		ContainerRuntimeName: ResourceAttributeConfig{
 			Enabled: true,
 		},
-		K8sPodQosClass: ResourceAttributeConfig{
+		DiskHealthK8sPodQosClass: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		K8sPodUID: ResourceAttributeConfig{

@@ -26,54 +26,54 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
-					ContainerDiskDiscardIo: ContainerDiskDiscardIoMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeyCgroupPath, ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
-					},
-					ContainerDiskDiscardOperations: ContainerDiskDiscardOperationsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath, ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
-					},
 					ContainerDiskIo: ContainerDiskIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []ContainerDiskIoMetricAttributeKey{ContainerDiskIoMetricAttributeKeyCgroupPath, ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection},
 					},
-					ContainerDiskOperations: ContainerDiskOperationsMetricConfig{
+					DiskHealthContainerDiskDiscardIo: DiskHealthContainerDiskDiscardIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeyCgroupPath, ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
+						EnabledAttributes:   []DiskHealthContainerDiskDiscardIoMetricAttributeKey{DiskHealthContainerDiskDiscardIoMetricAttributeKeyCgroupPath, DiskHealthContainerDiskDiscardIoMetricAttributeKeySystemDevice},
 					},
-					ContainerIoLinuxPressure10s: ContainerIoLinuxPressure10sMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerIoLinuxPressure10sMetricAttributeKey{ContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
-					},
-					ContainerIoLinuxPressure1m: ContainerIoLinuxPressure1mMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerIoLinuxPressure1mMetricAttributeKey{ContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
-					},
-					ContainerIoLinuxPressure5m: ContainerIoLinuxPressure5mMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerIoLinuxPressure5mMetricAttributeKey{ContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
-					},
-					ContainerIoLinuxPressureTotal: ContainerIoLinuxPressureTotalMetricConfig{
+					DiskHealthContainerDiskDiscardOperations: DiskHealthContainerDiskDiscardOperationsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerIoLinuxPressureTotalMetricAttributeKey{ContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath, ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []DiskHealthContainerDiskDiscardOperationsMetricAttributeKey{DiskHealthContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath, DiskHealthContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
+					},
+					DiskHealthContainerDiskOperations: DiskHealthContainerDiskOperationsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthContainerDiskOperationsMetricAttributeKey{DiskHealthContainerDiskOperationsMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOperationsMetricAttributeKeySystemDevice, DiskHealthContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
+					},
+					DiskHealthContainerIoLinuxPressure10s: DiskHealthContainerIoLinuxPressure10sMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthContainerIoLinuxPressure10sMetricAttributeKey{DiskHealthContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath, DiskHealthContainerIoLinuxPressure10sMetricAttributeKeyDiskHealthLinuxPressureStallType},
+					},
+					DiskHealthContainerIoLinuxPressure1m: DiskHealthContainerIoLinuxPressure1mMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthContainerIoLinuxPressure1mMetricAttributeKey{DiskHealthContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath, DiskHealthContainerIoLinuxPressure1mMetricAttributeKeyDiskHealthLinuxPressureStallType},
+					},
+					DiskHealthContainerIoLinuxPressure5m: DiskHealthContainerIoLinuxPressure5mMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthContainerIoLinuxPressure5mMetricAttributeKey{DiskHealthContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath, DiskHealthContainerIoLinuxPressure5mMetricAttributeKeyDiskHealthLinuxPressureStallType},
+					},
+					DiskHealthContainerIoLinuxPressureTotal: DiskHealthContainerIoLinuxPressureTotalMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthContainerIoLinuxPressureTotalMetricAttributeKey{DiskHealthContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath, DiskHealthContainerIoLinuxPressureTotalMetricAttributeKeyDiskHealthLinuxPressureStallType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					CgroupPath:           ResourceAttributeConfig{Enabled: true},
-					ContainerID:          ResourceAttributeConfig{Enabled: true},
-					ContainerRuntimeName: ResourceAttributeConfig{Enabled: true},
-					K8sPodQosClass:       ResourceAttributeConfig{Enabled: true},
-					K8sPodUID:            ResourceAttributeConfig{Enabled: true},
-					SystemdUnitName:      ResourceAttributeConfig{Enabled: true},
+					CgroupPath:               ResourceAttributeConfig{Enabled: true},
+					ContainerID:              ResourceAttributeConfig{Enabled: true},
+					ContainerRuntimeName:     ResourceAttributeConfig{Enabled: true},
+					DiskHealthK8sPodQosClass: ResourceAttributeConfig{Enabled: true},
+					K8sPodUID:                ResourceAttributeConfig{Enabled: true},
+					SystemdUnitName:          ResourceAttributeConfig{Enabled: true},
 				},
 			},
 		},
@@ -81,54 +81,54 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
-					ContainerDiskDiscardIo: ContainerDiskDiscardIoMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeyCgroupPath, ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
-					},
-					ContainerDiskDiscardOperations: ContainerDiskDiscardOperationsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath, ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
-					},
 					ContainerDiskIo: ContainerDiskIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []ContainerDiskIoMetricAttributeKey{ContainerDiskIoMetricAttributeKeyCgroupPath, ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection},
 					},
-					ContainerDiskOperations: ContainerDiskOperationsMetricConfig{
+					DiskHealthContainerDiskDiscardIo: DiskHealthContainerDiskDiscardIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeyCgroupPath, ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
+						EnabledAttributes:   []DiskHealthContainerDiskDiscardIoMetricAttributeKey{DiskHealthContainerDiskDiscardIoMetricAttributeKeyCgroupPath, DiskHealthContainerDiskDiscardIoMetricAttributeKeySystemDevice},
 					},
-					ContainerIoLinuxPressure10s: ContainerIoLinuxPressure10sMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerIoLinuxPressure10sMetricAttributeKey{ContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
-					},
-					ContainerIoLinuxPressure1m: ContainerIoLinuxPressure1mMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerIoLinuxPressure1mMetricAttributeKey{ContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
-					},
-					ContainerIoLinuxPressure5m: ContainerIoLinuxPressure5mMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerIoLinuxPressure5mMetricAttributeKey{ContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
-					},
-					ContainerIoLinuxPressureTotal: ContainerIoLinuxPressureTotalMetricConfig{
+					DiskHealthContainerDiskDiscardOperations: DiskHealthContainerDiskDiscardOperationsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerIoLinuxPressureTotalMetricAttributeKey{ContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath, ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []DiskHealthContainerDiskDiscardOperationsMetricAttributeKey{DiskHealthContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath, DiskHealthContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
+					},
+					DiskHealthContainerDiskOperations: DiskHealthContainerDiskOperationsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthContainerDiskOperationsMetricAttributeKey{DiskHealthContainerDiskOperationsMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOperationsMetricAttributeKeySystemDevice, DiskHealthContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
+					},
+					DiskHealthContainerIoLinuxPressure10s: DiskHealthContainerIoLinuxPressure10sMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthContainerIoLinuxPressure10sMetricAttributeKey{DiskHealthContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath, DiskHealthContainerIoLinuxPressure10sMetricAttributeKeyDiskHealthLinuxPressureStallType},
+					},
+					DiskHealthContainerIoLinuxPressure1m: DiskHealthContainerIoLinuxPressure1mMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthContainerIoLinuxPressure1mMetricAttributeKey{DiskHealthContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath, DiskHealthContainerIoLinuxPressure1mMetricAttributeKeyDiskHealthLinuxPressureStallType},
+					},
+					DiskHealthContainerIoLinuxPressure5m: DiskHealthContainerIoLinuxPressure5mMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthContainerIoLinuxPressure5mMetricAttributeKey{DiskHealthContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath, DiskHealthContainerIoLinuxPressure5mMetricAttributeKeyDiskHealthLinuxPressureStallType},
+					},
+					DiskHealthContainerIoLinuxPressureTotal: DiskHealthContainerIoLinuxPressureTotalMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthContainerIoLinuxPressureTotalMetricAttributeKey{DiskHealthContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath, DiskHealthContainerIoLinuxPressureTotalMetricAttributeKeyDiskHealthLinuxPressureStallType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					CgroupPath:           ResourceAttributeConfig{Enabled: false},
-					ContainerID:          ResourceAttributeConfig{Enabled: false},
-					ContainerRuntimeName: ResourceAttributeConfig{Enabled: false},
-					K8sPodQosClass:       ResourceAttributeConfig{Enabled: false},
-					K8sPodUID:            ResourceAttributeConfig{Enabled: false},
-					SystemdUnitName:      ResourceAttributeConfig{Enabled: false},
+					CgroupPath:               ResourceAttributeConfig{Enabled: false},
+					ContainerID:              ResourceAttributeConfig{Enabled: false},
+					ContainerRuntimeName:     ResourceAttributeConfig{Enabled: false},
+					DiskHealthK8sPodQosClass: ResourceAttributeConfig{Enabled: false},
+					K8sPodUID:                ResourceAttributeConfig{Enabled: false},
+					SystemdUnitName:          ResourceAttributeConfig{Enabled: false},
 				},
 			},
 		},
@@ -136,35 +136,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerDiskDiscardIoMetricConfig{}, ContainerDiskDiscardOperationsMetricConfig{}, ContainerDiskIoMetricConfig{}, ContainerDiskOperationsMetricConfig{}, ContainerIoLinuxPressure10sMetricConfig{}, ContainerIoLinuxPressure1mMetricConfig{}, ContainerIoLinuxPressure5mMetricConfig{}, ContainerIoLinuxPressureTotalMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerDiskIoMetricConfig{}, DiskHealthContainerDiskDiscardIoMetricConfig{}, DiskHealthContainerDiskDiscardOperationsMetricConfig{}, DiskHealthContainerDiskOperationsMetricConfig{}, DiskHealthContainerIoLinuxPressure10sMetricConfig{}, DiskHealthContainerIoLinuxPressure1mMetricConfig{}, DiskHealthContainerIoLinuxPressure5mMetricConfig{}, DiskHealthContainerIoLinuxPressureTotalMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
-func TestContainerDiskDiscardIoMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ContainerDiskDiscardIo
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ContainerDiskDiscardIoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.disk.discard.io doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device]")
-
-	cfg = DefaultMetricsConfig().ContainerDiskDiscardIo
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestContainerDiskDiscardOperationsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ContainerDiskDiscardOperations
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ContainerDiskDiscardOperationsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.disk.discard.operations doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device]")
-
-	cfg = DefaultMetricsConfig().ContainerDiskDiscardOperations
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
 func TestContainerDiskIoMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().ContainerDiskIo
 	require.NoError(t, cfg.Validate())
@@ -177,62 +153,86 @@ func TestContainerDiskIoMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestContainerDiskOperationsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ContainerDiskOperations
+func TestDiskHealthContainerDiskDiscardIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthContainerDiskDiscardIo
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []ContainerDiskOperationsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.disk.operations doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device, disk.io.direction]")
+	cfg.EnabledAttributes = []DiskHealthContainerDiskDiscardIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.container.disk.discard.io doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device]")
 
-	cfg = DefaultMetricsConfig().ContainerDiskOperations
+	cfg = DefaultMetricsConfig().DiskHealthContainerDiskDiscardIo
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestContainerIoLinuxPressure10sMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ContainerIoLinuxPressure10s
+func TestDiskHealthContainerDiskDiscardOperationsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthContainerDiskDiscardOperations
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []ContainerIoLinuxPressure10sMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.io.linux.pressure.10s doesn't have an attribute invalid, valid attributes: [cgroup.path, system.linux.pressure.stall_type]")
+	cfg.EnabledAttributes = []DiskHealthContainerDiskDiscardOperationsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.container.disk.discard.operations doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device]")
 
-	cfg = DefaultMetricsConfig().ContainerIoLinuxPressure10s
+	cfg = DefaultMetricsConfig().DiskHealthContainerDiskDiscardOperations
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestContainerIoLinuxPressure1mMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ContainerIoLinuxPressure1m
+func TestDiskHealthContainerDiskOperationsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthContainerDiskOperations
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []ContainerIoLinuxPressure1mMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.io.linux.pressure.1m doesn't have an attribute invalid, valid attributes: [cgroup.path, system.linux.pressure.stall_type]")
+	cfg.EnabledAttributes = []DiskHealthContainerDiskOperationsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.container.disk.operations doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device, disk.io.direction]")
 
-	cfg = DefaultMetricsConfig().ContainerIoLinuxPressure1m
+	cfg = DefaultMetricsConfig().DiskHealthContainerDiskOperations
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestContainerIoLinuxPressure5mMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ContainerIoLinuxPressure5m
+func TestDiskHealthContainerIoLinuxPressure10sMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthContainerIoLinuxPressure10s
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []ContainerIoLinuxPressure5mMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.io.linux.pressure.5m doesn't have an attribute invalid, valid attributes: [cgroup.path, system.linux.pressure.stall_type]")
+	cfg.EnabledAttributes = []DiskHealthContainerIoLinuxPressure10sMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.container.io.linux.pressure.10s doesn't have an attribute invalid, valid attributes: [cgroup.path, disk_health.linux.pressure.stall_type]")
 
-	cfg = DefaultMetricsConfig().ContainerIoLinuxPressure5m
+	cfg = DefaultMetricsConfig().DiskHealthContainerIoLinuxPressure10s
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestContainerIoLinuxPressureTotalMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ContainerIoLinuxPressureTotal
+func TestDiskHealthContainerIoLinuxPressure1mMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthContainerIoLinuxPressure1m
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []ContainerIoLinuxPressureTotalMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.io.linux.pressure.total doesn't have an attribute invalid, valid attributes: [cgroup.path, system.linux.pressure.stall_type]")
+	cfg.EnabledAttributes = []DiskHealthContainerIoLinuxPressure1mMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.container.io.linux.pressure.1m doesn't have an attribute invalid, valid attributes: [cgroup.path, disk_health.linux.pressure.stall_type]")
 
-	cfg = DefaultMetricsConfig().ContainerIoLinuxPressureTotal
+	cfg = DefaultMetricsConfig().DiskHealthContainerIoLinuxPressure1m
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthContainerIoLinuxPressure5mMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthContainerIoLinuxPressure5m
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthContainerIoLinuxPressure5mMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.container.io.linux.pressure.5m doesn't have an attribute invalid, valid attributes: [cgroup.path, disk_health.linux.pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthContainerIoLinuxPressure5m
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthContainerIoLinuxPressureTotalMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthContainerIoLinuxPressureTotal
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthContainerIoLinuxPressureTotalMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.container.io.linux.pressure.total doesn't have an attribute invalid, valid attributes: [cgroup.path, disk_health.linux.pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthContainerIoLinuxPressureTotal
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -259,23 +259,23 @@ func TestResourceAttributesConfig(t *testing.T) {
 		{
 			name: "all_set",
 			want: ResourceAttributesConfig{
-				CgroupPath:           ResourceAttributeConfig{Enabled: true},
-				ContainerID:          ResourceAttributeConfig{Enabled: true},
-				ContainerRuntimeName: ResourceAttributeConfig{Enabled: true},
-				K8sPodQosClass:       ResourceAttributeConfig{Enabled: true},
-				K8sPodUID:            ResourceAttributeConfig{Enabled: true},
-				SystemdUnitName:      ResourceAttributeConfig{Enabled: true},
+				CgroupPath:               ResourceAttributeConfig{Enabled: true},
+				ContainerID:              ResourceAttributeConfig{Enabled: true},
+				ContainerRuntimeName:     ResourceAttributeConfig{Enabled: true},
+				DiskHealthK8sPodQosClass: ResourceAttributeConfig{Enabled: true},
+				K8sPodUID:                ResourceAttributeConfig{Enabled: true},
+				SystemdUnitName:          ResourceAttributeConfig{Enabled: true},
 			},
 		},
 		{
 			name: "none_set",
 			want: ResourceAttributesConfig{
-				CgroupPath:           ResourceAttributeConfig{Enabled: false},
-				ContainerID:          ResourceAttributeConfig{Enabled: false},
-				ContainerRuntimeName: ResourceAttributeConfig{Enabled: false},
-				K8sPodQosClass:       ResourceAttributeConfig{Enabled: false},
-				K8sPodUID:            ResourceAttributeConfig{Enabled: false},
-				SystemdUnitName:      ResourceAttributeConfig{Enabled: false},
+				CgroupPath:               ResourceAttributeConfig{Enabled: false},
+				ContainerID:              ResourceAttributeConfig{Enabled: false},
+				ContainerRuntimeName:     ResourceAttributeConfig{Enabled: false},
+				DiskHealthK8sPodQosClass: ResourceAttributeConfig{Enabled: false},
+				K8sPodUID:                ResourceAttributeConfig{Enabled: false},
+				SystemdUnitName:          ResourceAttributeConfig{Enabled: false},
 			},
 		},
 	}

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"time"
 
+	conventions "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/semconv/v1.44.0"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
-	conventions "go.opentelemetry.io/otel/semconv/v1.38.0"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 )
@@ -27,101 +27,67 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 	e := &Emitter{}
 	e.Init(conventions.SchemaURL, ScopeName, settings.BuildInfo.Version, pcommon.NewTimestampFromTime(time.Now()), []emit.Metric{
 		{
-			Name: "container.disk.discard.io", Description: "Bytes discarded by the cgroup on the device (v2 io.stat dbytes, v1 Discard), cumulative. Only for kernels that count discards. Not in semantic conventions.", Unit: "By",
-			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.ContainerDiskDiscardIo.Enabled, Strategy: m.ContainerDiskDiscardIo.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.ContainerDiskDiscardIo.EnabledAttributes, ContainerDiskDiscardIoMetricAttributeKeyCgroupPath), slices.Contains(m.ContainerDiskDiscardIo.EnabledAttributes, ContainerDiskDiscardIoMetricAttributeKeySystemDevice)),
-		},
-		{
-			Name: "container.disk.discard.operations", Description: "Discard requests of the cgroup on the device (v2 dios, v1 Discard), cumulative. Not in semantic conventions.", Unit: "{operation}",
-			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.ContainerDiskDiscardOperations.Enabled, Strategy: m.ContainerDiskDiscardOperations.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.ContainerDiskDiscardOperations.EnabledAttributes, ContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath), slices.Contains(m.ContainerDiskDiscardOperations.EnabledAttributes, ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice)),
-		},
-		{
 			Name: "container.disk.io", Description: "Bytes the cgroup read from / wrote to the device, cumulative (v2 io.stat rbytes/wbytes, v1 blkio.throttle.io_service_bytes_recursive). The resource is the cgroup: a container, a pod, or a systemd unit. Only the top_n cgroups with the most I/O since the previous scrape are reported.", Unit: "By",
 			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
 			Enabled: m.ContainerDiskIo.Enabled, Strategy: m.ContainerDiskIo.AggregationStrategy, Attrs: 3,
 			Keep: emit.Keep(slices.Contains(m.ContainerDiskIo.EnabledAttributes, ContainerDiskIoMetricAttributeKeyCgroupPath), slices.Contains(m.ContainerDiskIo.EnabledAttributes, ContainerDiskIoMetricAttributeKeySystemDevice), slices.Contains(m.ContainerDiskIo.EnabledAttributes, ContainerDiskIoMetricAttributeKeyDiskIoDirection)),
 		},
 		{
-			Name: "container.disk.operations", Description: "Read / write requests of the cgroup on the device, cumulative (v2 rios/wios, v1 io_serviced_recursive). Not in semantic conventions.", Unit: "{operation}",
+			Name: "disk_health.container.disk.discard.io", Description: "Bytes discarded by the cgroup on the device (v2 io.stat dbytes, v1 Discard), cumulative. Only for kernels that count discards. Not in semantic conventions.", Unit: "By",
 			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.ContainerDiskOperations.Enabled, Strategy: m.ContainerDiskOperations.AggregationStrategy, Attrs: 3,
-			Keep: emit.Keep(slices.Contains(m.ContainerDiskOperations.EnabledAttributes, ContainerDiskOperationsMetricAttributeKeyCgroupPath), slices.Contains(m.ContainerDiskOperations.EnabledAttributes, ContainerDiskOperationsMetricAttributeKeySystemDevice), slices.Contains(m.ContainerDiskOperations.EnabledAttributes, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection)),
+			Enabled: m.DiskHealthContainerDiskDiscardIo.Enabled, Strategy: m.DiskHealthContainerDiskDiscardIo.AggregationStrategy, Attrs: 2,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthContainerDiskDiscardIo.EnabledAttributes, DiskHealthContainerDiskDiscardIoMetricAttributeKeyCgroupPath), slices.Contains(m.DiskHealthContainerDiskDiscardIo.EnabledAttributes, DiskHealthContainerDiskDiscardIoMetricAttributeKeySystemDevice)),
 		},
 		{
-			Name: "container.io.linux.pressure.10s", Description: "The cgroup's io.pressure avg10, a ratio 0–1: the share of the last 10 s in which tasks of the cgroup were stalled on I/O. Not in semantic conventions; named after the proposed system.io.linux.pressure.10s.", Unit: "1",
-			Gauge:   true,
-			Enabled: m.ContainerIoLinuxPressure10s.Enabled, Strategy: m.ContainerIoLinuxPressure10s.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.ContainerIoLinuxPressure10s.EnabledAttributes, ContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath), slices.Contains(m.ContainerIoLinuxPressure10s.EnabledAttributes, ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType)),
-		},
-		{
-			Name: "container.io.linux.pressure.1m", Description: "The cgroup's io.pressure avg60 as a ratio 0–1. Not in semantic conventions.", Unit: "1",
-			Gauge:   true,
-			Enabled: m.ContainerIoLinuxPressure1m.Enabled, Strategy: m.ContainerIoLinuxPressure1m.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.ContainerIoLinuxPressure1m.EnabledAttributes, ContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath), slices.Contains(m.ContainerIoLinuxPressure1m.EnabledAttributes, ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType)),
-		},
-		{
-			Name: "container.io.linux.pressure.5m", Description: "The cgroup's io.pressure avg300 as a ratio 0–1. Not in semantic conventions.", Unit: "1",
-			Gauge:   true,
-			Enabled: m.ContainerIoLinuxPressure5m.Enabled, Strategy: m.ContainerIoLinuxPressure5m.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.ContainerIoLinuxPressure5m.EnabledAttributes, ContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath), slices.Contains(m.ContainerIoLinuxPressure5m.EnabledAttributes, ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType)),
-		},
-		{
-			Name: "container.io.linux.pressure.total", Description: "Cumulative time in which some / all tasks of the cgroup were stalled on I/O (cgroup v2 io.pressure total, µs → s; on a cgroup v1 host from the unified hierarchy's cgroup of the same path, when there is one). Not in semantic conventions; named after the proposed system.io.linux.pressure.total.", Unit: "s",
+			Name: "disk_health.container.disk.discard.operations", Description: "Discard requests of the cgroup on the device (v2 dios, v1 Discard), cumulative. Not in semantic conventions.", Unit: "{operation}",
 			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.ContainerIoLinuxPressureTotal.Enabled, Strategy: m.ContainerIoLinuxPressureTotal.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.ContainerIoLinuxPressureTotal.EnabledAttributes, ContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath), slices.Contains(m.ContainerIoLinuxPressureTotal.EnabledAttributes, ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType)),
+			Enabled: m.DiskHealthContainerDiskDiscardOperations.Enabled, Strategy: m.DiskHealthContainerDiskDiscardOperations.AggregationStrategy, Attrs: 2,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthContainerDiskDiscardOperations.EnabledAttributes, DiskHealthContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath), slices.Contains(m.DiskHealthContainerDiskDiscardOperations.EnabledAttributes, DiskHealthContainerDiskDiscardOperationsMetricAttributeKeySystemDevice)),
+		},
+		{
+			Name: "disk_health.container.disk.operations", Description: "Read / write requests of the cgroup on the device, cumulative (v2 rios/wios, v1 io_serviced_recursive). Not in semantic conventions.", Unit: "{operation}",
+			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.DiskHealthContainerDiskOperations.Enabled, Strategy: m.DiskHealthContainerDiskOperations.AggregationStrategy, Attrs: 3,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthContainerDiskOperations.EnabledAttributes, DiskHealthContainerDiskOperationsMetricAttributeKeyCgroupPath), slices.Contains(m.DiskHealthContainerDiskOperations.EnabledAttributes, DiskHealthContainerDiskOperationsMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthContainerDiskOperations.EnabledAttributes, DiskHealthContainerDiskOperationsMetricAttributeKeyDiskIoDirection)),
+		},
+		{
+			Name: "disk_health.container.io.linux.pressure.10s", Description: "The cgroup's io.pressure avg10, a ratio 0–1: the share of the last 10 s in which tasks of the cgroup were stalled on I/O. Not in semantic conventions; named after the proposed disk_health.io.linux.pressure.10s.", Unit: "1",
+			Gauge:   true,
+			Enabled: m.DiskHealthContainerIoLinuxPressure10s.Enabled, Strategy: m.DiskHealthContainerIoLinuxPressure10s.AggregationStrategy, Attrs: 2,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthContainerIoLinuxPressure10s.EnabledAttributes, DiskHealthContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath), slices.Contains(m.DiskHealthContainerIoLinuxPressure10s.EnabledAttributes, DiskHealthContainerIoLinuxPressure10sMetricAttributeKeyDiskHealthLinuxPressureStallType)),
+		},
+		{
+			Name: "disk_health.container.io.linux.pressure.1m", Description: "The cgroup's io.pressure avg60 as a ratio 0–1. Not in semantic conventions.", Unit: "1",
+			Gauge:   true,
+			Enabled: m.DiskHealthContainerIoLinuxPressure1m.Enabled, Strategy: m.DiskHealthContainerIoLinuxPressure1m.AggregationStrategy, Attrs: 2,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthContainerIoLinuxPressure1m.EnabledAttributes, DiskHealthContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath), slices.Contains(m.DiskHealthContainerIoLinuxPressure1m.EnabledAttributes, DiskHealthContainerIoLinuxPressure1mMetricAttributeKeyDiskHealthLinuxPressureStallType)),
+		},
+		{
+			Name: "disk_health.container.io.linux.pressure.5m", Description: "The cgroup's io.pressure avg300 as a ratio 0–1. Not in semantic conventions.", Unit: "1",
+			Gauge:   true,
+			Enabled: m.DiskHealthContainerIoLinuxPressure5m.Enabled, Strategy: m.DiskHealthContainerIoLinuxPressure5m.AggregationStrategy, Attrs: 2,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthContainerIoLinuxPressure5m.EnabledAttributes, DiskHealthContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath), slices.Contains(m.DiskHealthContainerIoLinuxPressure5m.EnabledAttributes, DiskHealthContainerIoLinuxPressure5mMetricAttributeKeyDiskHealthLinuxPressureStallType)),
+		},
+		{
+			Name: "disk_health.container.io.linux.pressure.total", Description: "Cumulative time in which some / all tasks of the cgroup were stalled on I/O (cgroup v2 io.pressure total, µs → s; on a cgroup v1 host from the unified hierarchy's cgroup of the same path, when there is one). Not in semantic conventions; named after the proposed disk_health.io.linux.pressure.total.", Unit: "s",
+			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.DiskHealthContainerIoLinuxPressureTotal.Enabled, Strategy: m.DiskHealthContainerIoLinuxPressureTotal.AggregationStrategy, Attrs: 2,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthContainerIoLinuxPressureTotal.EnabledAttributes, DiskHealthContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath), slices.Contains(m.DiskHealthContainerIoLinuxPressureTotal.EnabledAttributes, DiskHealthContainerIoLinuxPressureTotalMetricAttributeKeyDiskHealthLinuxPressureStallType)),
 		},
 	}, []emit.ResourceFilter{
 		{Attr: "cgroup.path", Include: mbc.ResourceAttributes.CgroupPath.MetricsInclude, Exclude: mbc.ResourceAttributes.CgroupPath.MetricsExclude},
 		{Attr: "container.id", Include: mbc.ResourceAttributes.ContainerID.MetricsInclude, Exclude: mbc.ResourceAttributes.ContainerID.MetricsExclude},
 		{Attr: "container.runtime.name", Include: mbc.ResourceAttributes.ContainerRuntimeName.MetricsInclude, Exclude: mbc.ResourceAttributes.ContainerRuntimeName.MetricsExclude},
-		{Attr: "k8s.pod.qos_class", Include: mbc.ResourceAttributes.K8sPodQosClass.MetricsInclude, Exclude: mbc.ResourceAttributes.K8sPodQosClass.MetricsExclude},
+		{Attr: "disk_health.k8s.pod.qos_class", Include: mbc.ResourceAttributes.DiskHealthK8sPodQosClass.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskHealthK8sPodQosClass.MetricsExclude},
 		{Attr: "k8s.pod.uid", Include: mbc.ResourceAttributes.K8sPodUID.MetricsInclude, Exclude: mbc.ResourceAttributes.K8sPodUID.MetricsExclude},
 		{Attr: "systemd.unit.name", Include: mbc.ResourceAttributes.SystemdUnitName.MetricsInclude, Exclude: mbc.ResourceAttributes.SystemdUnitName.MetricsExclude},
 	})
 	return e
 }
 
-// AppendContainerDiskDiscardIoDataPoint adds a data point to container.disk.discard.io, as MetricsBuilder.RecordContainerDiskDiscardIoDataPoint does.
-func (e *Emitter) AppendContainerDiskDiscardIoDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string) {
-	m := e.Metric(0)
-	if m == nil {
-		return
-	}
-	dp := e.Point(m, ts)
-	attrs := dp.Attributes()
-	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("cgroup.path", cgroupPathAttributeValue)
-	}
-	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.device", systemDeviceAttributeValue)
-	}
-	e.SetInt(m, dp, val)
-}
-
-// AppendContainerDiskDiscardOperationsDataPoint adds a data point to container.disk.discard.operations, as MetricsBuilder.RecordContainerDiskDiscardOperationsDataPoint does.
-func (e *Emitter) AppendContainerDiskDiscardOperationsDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string) {
-	m := e.Metric(1)
-	if m == nil {
-		return
-	}
-	dp := e.Point(m, ts)
-	attrs := dp.Attributes()
-	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("cgroup.path", cgroupPathAttributeValue)
-	}
-	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.device", systemDeviceAttributeValue)
-	}
-	e.SetInt(m, dp, val)
-}
-
 // AppendContainerDiskIoDataPoint adds a data point to container.disk.io, as MetricsBuilder.RecordContainerDiskIoDataPoint does.
 func (e *Emitter) AppendContainerDiskIoDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
-	m := e.Metric(2)
+	m := e.Metric(0)
 	if m == nil {
 		return
 	}
@@ -139,8 +105,42 @@ func (e *Emitter) AppendContainerDiskIoDataPoint(ts pcommon.Timestamp, val int64
 	e.SetInt(m, dp, val)
 }
 
-// AppendContainerDiskOperationsDataPoint adds a data point to container.disk.operations, as MetricsBuilder.RecordContainerDiskOperationsDataPoint does.
-func (e *Emitter) AppendContainerDiskOperationsDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+// AppendDiskHealthContainerDiskDiscardIoDataPoint adds a data point to disk_health.container.disk.discard.io, as MetricsBuilder.RecordDiskHealthContainerDiskDiscardIoDataPoint does.
+func (e *Emitter) AppendDiskHealthContainerDiskDiscardIoDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string) {
+	m := e.Metric(1)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendDiskHealthContainerDiskDiscardOperationsDataPoint adds a data point to disk_health.container.disk.discard.operations, as MetricsBuilder.RecordDiskHealthContainerDiskDiscardOperationsDataPoint does.
+func (e *Emitter) AppendDiskHealthContainerDiskDiscardOperationsDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string) {
+	m := e.Metric(2)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendDiskHealthContainerDiskOperationsDataPoint adds a data point to disk_health.container.disk.operations, as MetricsBuilder.RecordDiskHealthContainerDiskOperationsDataPoint does.
+func (e *Emitter) AppendDiskHealthContainerDiskOperationsDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
 	m := e.Metric(3)
 	if m == nil {
 		return
@@ -159,8 +159,8 @@ func (e *Emitter) AppendContainerDiskOperationsDataPoint(ts pcommon.Timestamp, v
 	e.SetInt(m, dp, val)
 }
 
-// AppendContainerIoLinuxPressure10sDataPoint adds a data point to container.io.linux.pressure.10s, as MetricsBuilder.RecordContainerIoLinuxPressure10sDataPoint does.
-func (e *Emitter) AppendContainerIoLinuxPressure10sDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+// AppendDiskHealthContainerIoLinuxPressure10sDataPoint adds a data point to disk_health.container.io.linux.pressure.10s, as MetricsBuilder.RecordDiskHealthContainerIoLinuxPressure10sDataPoint does.
+func (e *Emitter) AppendDiskHealthContainerIoLinuxPressure10sDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, diskHealthLinuxPressureStallTypeAttributeValue AttributeDiskHealthLinuxPressureStallType) {
 	m := e.Metric(4)
 	if m == nil {
 		return
@@ -171,13 +171,13 @@ func (e *Emitter) AppendContainerIoLinuxPressure10sDataPoint(ts pcommon.Timestam
 		attrs.PutStr("cgroup.path", cgroupPathAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue.String())
+		attrs.PutStr("disk_health.linux.pressure.stall_type", diskHealthLinuxPressureStallTypeAttributeValue.String())
 	}
 	e.SetDouble(m, dp, val)
 }
 
-// AppendContainerIoLinuxPressure1mDataPoint adds a data point to container.io.linux.pressure.1m, as MetricsBuilder.RecordContainerIoLinuxPressure1mDataPoint does.
-func (e *Emitter) AppendContainerIoLinuxPressure1mDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+// AppendDiskHealthContainerIoLinuxPressure1mDataPoint adds a data point to disk_health.container.io.linux.pressure.1m, as MetricsBuilder.RecordDiskHealthContainerIoLinuxPressure1mDataPoint does.
+func (e *Emitter) AppendDiskHealthContainerIoLinuxPressure1mDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, diskHealthLinuxPressureStallTypeAttributeValue AttributeDiskHealthLinuxPressureStallType) {
 	m := e.Metric(5)
 	if m == nil {
 		return
@@ -188,13 +188,13 @@ func (e *Emitter) AppendContainerIoLinuxPressure1mDataPoint(ts pcommon.Timestamp
 		attrs.PutStr("cgroup.path", cgroupPathAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue.String())
+		attrs.PutStr("disk_health.linux.pressure.stall_type", diskHealthLinuxPressureStallTypeAttributeValue.String())
 	}
 	e.SetDouble(m, dp, val)
 }
 
-// AppendContainerIoLinuxPressure5mDataPoint adds a data point to container.io.linux.pressure.5m, as MetricsBuilder.RecordContainerIoLinuxPressure5mDataPoint does.
-func (e *Emitter) AppendContainerIoLinuxPressure5mDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+// AppendDiskHealthContainerIoLinuxPressure5mDataPoint adds a data point to disk_health.container.io.linux.pressure.5m, as MetricsBuilder.RecordDiskHealthContainerIoLinuxPressure5mDataPoint does.
+func (e *Emitter) AppendDiskHealthContainerIoLinuxPressure5mDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, diskHealthLinuxPressureStallTypeAttributeValue AttributeDiskHealthLinuxPressureStallType) {
 	m := e.Metric(6)
 	if m == nil {
 		return
@@ -205,13 +205,13 @@ func (e *Emitter) AppendContainerIoLinuxPressure5mDataPoint(ts pcommon.Timestamp
 		attrs.PutStr("cgroup.path", cgroupPathAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue.String())
+		attrs.PutStr("disk_health.linux.pressure.stall_type", diskHealthLinuxPressureStallTypeAttributeValue.String())
 	}
 	e.SetDouble(m, dp, val)
 }
 
-// AppendContainerIoLinuxPressureTotalDataPoint adds a data point to container.io.linux.pressure.total, as MetricsBuilder.RecordContainerIoLinuxPressureTotalDataPoint does.
-func (e *Emitter) AppendContainerIoLinuxPressureTotalDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+// AppendDiskHealthContainerIoLinuxPressureTotalDataPoint adds a data point to disk_health.container.io.linux.pressure.total, as MetricsBuilder.RecordDiskHealthContainerIoLinuxPressureTotalDataPoint does.
+func (e *Emitter) AppendDiskHealthContainerIoLinuxPressureTotalDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, diskHealthLinuxPressureStallTypeAttributeValue AttributeDiskHealthLinuxPressureStallType) {
 	m := e.Metric(7)
 	if m == nil {
 		return
@@ -222,7 +222,7 @@ func (e *Emitter) AppendContainerIoLinuxPressureTotalDataPoint(ts pcommon.Timest
 		attrs.PutStr("cgroup.path", cgroupPathAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue.String())
+		attrs.PutStr("disk_health.linux.pressure.stall_type", diskHealthLinuxPressureStallTypeAttributeValue.String())
 	}
 	e.SetDouble(m, dp, val)
 }

@@ -24,14 +24,14 @@ func TestEmitterMatchesBuilder(t *testing.T) {
 	}
 	for _, s := range []string{AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax} {
 		mbc := loadMetricsBuilderConfig(t, "reaggregate_set")
-		mbc.Metrics.ContainerDiskDiscardIo.AggregationStrategy = s
-		mbc.Metrics.ContainerDiskDiscardOperations.AggregationStrategy = s
 		mbc.Metrics.ContainerDiskIo.AggregationStrategy = s
-		mbc.Metrics.ContainerDiskOperations.AggregationStrategy = s
-		mbc.Metrics.ContainerIoLinuxPressure10s.AggregationStrategy = s
-		mbc.Metrics.ContainerIoLinuxPressure1m.AggregationStrategy = s
-		mbc.Metrics.ContainerIoLinuxPressure5m.AggregationStrategy = s
-		mbc.Metrics.ContainerIoLinuxPressureTotal.AggregationStrategy = s
+		mbc.Metrics.DiskHealthContainerDiskDiscardIo.AggregationStrategy = s
+		mbc.Metrics.DiskHealthContainerDiskDiscardOperations.AggregationStrategy = s
+		mbc.Metrics.DiskHealthContainerDiskOperations.AggregationStrategy = s
+		mbc.Metrics.DiskHealthContainerIoLinuxPressure10s.AggregationStrategy = s
+		mbc.Metrics.DiskHealthContainerIoLinuxPressure1m.AggregationStrategy = s
+		mbc.Metrics.DiskHealthContainerIoLinuxPressure5m.AggregationStrategy = s
+		mbc.Metrics.DiskHealthContainerIoLinuxPressureTotal.AggregationStrategy = s
 		configs["reaggregate_"+s] = mbc
 	}
 	start, start2, ts := pcommon.Timestamp(1_000_000_000), pcommon.Timestamp(1_000_005_000), pcommon.Timestamp(1_000_010_000)
@@ -91,52 +91,52 @@ type testPoint struct {
 func testPoints(k int) []testPoint {
 	return []testPoint{
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordContainerDiskDiscardIoDataPoint(ts, 10+int64(k)*7, "cgroup.path-val-"+strconv.Itoa(k), "system.device-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendContainerDiskDiscardIoDataPoint(ts, 10+int64(k)*7, "cgroup.path-val-"+strconv.Itoa(k), "system.device-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordContainerDiskDiscardOperationsDataPoint(ts, 10+int64(k)*7, "cgroup.path-val-"+strconv.Itoa(k), "system.device-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendContainerDiskDiscardOperationsDataPoint(ts, 10+int64(k)*7, "cgroup.path-val-"+strconv.Itoa(k), "system.device-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordContainerDiskIoDataPoint(ts, 10+int64(k)*7, "cgroup.path-val-"+strconv.Itoa(k), "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
 				e.AppendContainerDiskIoDataPoint(ts, 10+int64(k)*7, "cgroup.path-val-"+strconv.Itoa(k), "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordContainerDiskOperationsDataPoint(ts, 10+int64(k)*7, "cgroup.path-val-"+strconv.Itoa(k), "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
+			mb.RecordDiskHealthContainerDiskDiscardIoDataPoint(ts, 10+int64(k)*7, "cgroup.path-val-"+strconv.Itoa(k), "system.device-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendContainerDiskOperationsDataPoint(ts, 10+int64(k)*7, "cgroup.path-val-"+strconv.Itoa(k), "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
+				e.AppendDiskHealthContainerDiskDiscardIoDataPoint(ts, 10+int64(k)*7, "cgroup.path-val-"+strconv.Itoa(k), "system.device-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordContainerIoLinuxPressure10sDataPoint(ts, 1.5+float64(k)*2.25, "cgroup.path-val-"+strconv.Itoa(k), AttributeSystemLinuxPressureStallType(1+k%2))
+			mb.RecordDiskHealthContainerDiskDiscardOperationsDataPoint(ts, 10+int64(k)*7, "cgroup.path-val-"+strconv.Itoa(k), "system.device-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendContainerIoLinuxPressure10sDataPoint(ts, 1.5+float64(k)*2.25, "cgroup.path-val-"+strconv.Itoa(k), AttributeSystemLinuxPressureStallType(1+k%2))
+				e.AppendDiskHealthContainerDiskDiscardOperationsDataPoint(ts, 10+int64(k)*7, "cgroup.path-val-"+strconv.Itoa(k), "system.device-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordContainerIoLinuxPressure1mDataPoint(ts, 1.5+float64(k)*2.25, "cgroup.path-val-"+strconv.Itoa(k), AttributeSystemLinuxPressureStallType(1+k%2))
+			mb.RecordDiskHealthContainerDiskOperationsDataPoint(ts, 10+int64(k)*7, "cgroup.path-val-"+strconv.Itoa(k), "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendContainerIoLinuxPressure1mDataPoint(ts, 1.5+float64(k)*2.25, "cgroup.path-val-"+strconv.Itoa(k), AttributeSystemLinuxPressureStallType(1+k%2))
+				e.AppendDiskHealthContainerDiskOperationsDataPoint(ts, 10+int64(k)*7, "cgroup.path-val-"+strconv.Itoa(k), "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordContainerIoLinuxPressure5mDataPoint(ts, 1.5+float64(k)*2.25, "cgroup.path-val-"+strconv.Itoa(k), AttributeSystemLinuxPressureStallType(1+k%2))
+			mb.RecordDiskHealthContainerIoLinuxPressure10sDataPoint(ts, 1.5+float64(k)*2.25, "cgroup.path-val-"+strconv.Itoa(k), AttributeDiskHealthLinuxPressureStallType(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendContainerIoLinuxPressure5mDataPoint(ts, 1.5+float64(k)*2.25, "cgroup.path-val-"+strconv.Itoa(k), AttributeSystemLinuxPressureStallType(1+k%2))
+				e.AppendDiskHealthContainerIoLinuxPressure10sDataPoint(ts, 1.5+float64(k)*2.25, "cgroup.path-val-"+strconv.Itoa(k), AttributeDiskHealthLinuxPressureStallType(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordContainerIoLinuxPressureTotalDataPoint(ts, 1.5+float64(k)*2.25, "cgroup.path-val-"+strconv.Itoa(k), AttributeSystemLinuxPressureStallType(1+k%2))
+			mb.RecordDiskHealthContainerIoLinuxPressure1mDataPoint(ts, 1.5+float64(k)*2.25, "cgroup.path-val-"+strconv.Itoa(k), AttributeDiskHealthLinuxPressureStallType(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendContainerIoLinuxPressureTotalDataPoint(ts, 1.5+float64(k)*2.25, "cgroup.path-val-"+strconv.Itoa(k), AttributeSystemLinuxPressureStallType(1+k%2))
+				e.AppendDiskHealthContainerIoLinuxPressure1mDataPoint(ts, 1.5+float64(k)*2.25, "cgroup.path-val-"+strconv.Itoa(k), AttributeDiskHealthLinuxPressureStallType(1+k%2))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthContainerIoLinuxPressure5mDataPoint(ts, 1.5+float64(k)*2.25, "cgroup.path-val-"+strconv.Itoa(k), AttributeDiskHealthLinuxPressureStallType(1+k%2))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthContainerIoLinuxPressure5mDataPoint(ts, 1.5+float64(k)*2.25, "cgroup.path-val-"+strconv.Itoa(k), AttributeDiskHealthLinuxPressureStallType(1+k%2))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthContainerIoLinuxPressureTotalDataPoint(ts, 1.5+float64(k)*2.25, "cgroup.path-val-"+strconv.Itoa(k), AttributeDiskHealthLinuxPressureStallType(1+k%2))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthContainerIoLinuxPressureTotalDataPoint(ts, 1.5+float64(k)*2.25, "cgroup.path-val-"+strconv.Itoa(k), AttributeDiskHealthLinuxPressureStallType(1+k%2))
 			}},
 	}
 }
@@ -151,7 +151,7 @@ func testResource(mbc MetricsBuilderConfig, r int) pcommon.Resource {
 	rb.SetCgroupPath("cgroup.path-val" + suffix)
 	rb.SetContainerID("container.id-val" + suffix)
 	rb.SetContainerRuntimeName("container.runtime.name-val" + suffix)
-	rb.SetK8sPodQosClass("k8s.pod.qos_class-val" + suffix)
+	rb.SetDiskHealthK8sPodQosClass("disk_health.k8s.pod.qos_class-val" + suffix)
 	rb.SetK8sPodUID("k8s.pod.uid-val" + suffix)
 	rb.SetSystemdUnitName("systemd.unit.name-val" + suffix)
 	return rb.Emit()

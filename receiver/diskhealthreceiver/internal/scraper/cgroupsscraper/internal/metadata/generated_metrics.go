@@ -3,12 +3,12 @@
 package metadata
 
 import (
+	conventions "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/semconv/v1.44.0"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/filter"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
-	conventions "go.opentelemetry.io/otel/semconv/v1.38.0"
 	"slices"
 	"time"
 )
@@ -46,269 +46,81 @@ var MapAttributeDiskIoDirection = map[string]AttributeDiskIoDirection{
 	"write": AttributeDiskIoDirectionWrite,
 }
 
-// AttributeSystemLinuxPressureStallType specifies the value system.linux.pressure.stall_type attribute.
-type AttributeSystemLinuxPressureStallType int
+// AttributeDiskHealthLinuxPressureStallType specifies the value disk_health.linux.pressure.stall_type attribute.
+type AttributeDiskHealthLinuxPressureStallType int
 
 const (
-	_ AttributeSystemLinuxPressureStallType = iota
-	AttributeSystemLinuxPressureStallTypeSome
-	AttributeSystemLinuxPressureStallTypeFull
+	_ AttributeDiskHealthLinuxPressureStallType = iota
+	AttributeDiskHealthLinuxPressureStallTypeSome
+	AttributeDiskHealthLinuxPressureStallTypeFull
 )
 
-// String returns the string representation of the AttributeSystemLinuxPressureStallType.
-func (av AttributeSystemLinuxPressureStallType) String() string {
+// String returns the string representation of the AttributeDiskHealthLinuxPressureStallType.
+func (av AttributeDiskHealthLinuxPressureStallType) String() string {
 	switch av {
-	case AttributeSystemLinuxPressureStallTypeSome:
+	case AttributeDiskHealthLinuxPressureStallTypeSome:
 		return "some"
-	case AttributeSystemLinuxPressureStallTypeFull:
+	case AttributeDiskHealthLinuxPressureStallTypeFull:
 		return "full"
 	}
 	return ""
 }
 
-// MapAttributeSystemLinuxPressureStallType is a helper map of string to AttributeSystemLinuxPressureStallType attribute value.
-var MapAttributeSystemLinuxPressureStallType = map[string]AttributeSystemLinuxPressureStallType{
-	"some": AttributeSystemLinuxPressureStallTypeSome,
-	"full": AttributeSystemLinuxPressureStallTypeFull,
+// MapAttributeDiskHealthLinuxPressureStallType is a helper map of string to AttributeDiskHealthLinuxPressureStallType attribute value.
+var MapAttributeDiskHealthLinuxPressureStallType = map[string]AttributeDiskHealthLinuxPressureStallType{
+	"some": AttributeDiskHealthLinuxPressureStallTypeSome,
+	"full": AttributeDiskHealthLinuxPressureStallTypeFull,
 }
 
 var MetricsInfo = metricsInfo{
-	ContainerDiskDiscardIo: metricInfo{
-		Name:       "container.disk.discard.io",
-		Attributes: []string{"cgroup.path", "system.device"},
-	},
-	ContainerDiskDiscardOperations: metricInfo{
-		Name:       "container.disk.discard.operations",
-		Attributes: []string{"cgroup.path", "system.device"},
-	},
 	ContainerDiskIo: metricInfo{
 		Name:       "container.disk.io",
 		Attributes: []string{"cgroup.path", "system.device", "disk.io.direction"},
 	},
-	ContainerDiskOperations: metricInfo{
-		Name:       "container.disk.operations",
+	DiskHealthContainerDiskDiscardIo: metricInfo{
+		Name:       "disk_health.container.disk.discard.io",
+		Attributes: []string{"cgroup.path", "system.device"},
+	},
+	DiskHealthContainerDiskDiscardOperations: metricInfo{
+		Name:       "disk_health.container.disk.discard.operations",
+		Attributes: []string{"cgroup.path", "system.device"},
+	},
+	DiskHealthContainerDiskOperations: metricInfo{
+		Name:       "disk_health.container.disk.operations",
 		Attributes: []string{"cgroup.path", "system.device", "disk.io.direction"},
 	},
-	ContainerIoLinuxPressure10s: metricInfo{
-		Name:       "container.io.linux.pressure.10s",
-		Attributes: []string{"cgroup.path", "system.linux.pressure.stall_type"},
+	DiskHealthContainerIoLinuxPressure10s: metricInfo{
+		Name:       "disk_health.container.io.linux.pressure.10s",
+		Attributes: []string{"cgroup.path", "disk_health.linux.pressure.stall_type"},
 	},
-	ContainerIoLinuxPressure1m: metricInfo{
-		Name:       "container.io.linux.pressure.1m",
-		Attributes: []string{"cgroup.path", "system.linux.pressure.stall_type"},
+	DiskHealthContainerIoLinuxPressure1m: metricInfo{
+		Name:       "disk_health.container.io.linux.pressure.1m",
+		Attributes: []string{"cgroup.path", "disk_health.linux.pressure.stall_type"},
 	},
-	ContainerIoLinuxPressure5m: metricInfo{
-		Name:       "container.io.linux.pressure.5m",
-		Attributes: []string{"cgroup.path", "system.linux.pressure.stall_type"},
+	DiskHealthContainerIoLinuxPressure5m: metricInfo{
+		Name:       "disk_health.container.io.linux.pressure.5m",
+		Attributes: []string{"cgroup.path", "disk_health.linux.pressure.stall_type"},
 	},
-	ContainerIoLinuxPressureTotal: metricInfo{
-		Name:       "container.io.linux.pressure.total",
-		Attributes: []string{"cgroup.path", "system.linux.pressure.stall_type"},
+	DiskHealthContainerIoLinuxPressureTotal: metricInfo{
+		Name:       "disk_health.container.io.linux.pressure.total",
+		Attributes: []string{"cgroup.path", "disk_health.linux.pressure.stall_type"},
 	},
 }
 
 type metricsInfo struct {
-	ContainerDiskDiscardIo         metricInfo
-	ContainerDiskDiscardOperations metricInfo
-	ContainerDiskIo                metricInfo
-	ContainerDiskOperations        metricInfo
-	ContainerIoLinuxPressure10s    metricInfo
-	ContainerIoLinuxPressure1m     metricInfo
-	ContainerIoLinuxPressure5m     metricInfo
-	ContainerIoLinuxPressureTotal  metricInfo
+	ContainerDiskIo                          metricInfo
+	DiskHealthContainerDiskDiscardIo         metricInfo
+	DiskHealthContainerDiskDiscardOperations metricInfo
+	DiskHealthContainerDiskOperations        metricInfo
+	DiskHealthContainerIoLinuxPressure10s    metricInfo
+	DiskHealthContainerIoLinuxPressure1m     metricInfo
+	DiskHealthContainerIoLinuxPressure5m     metricInfo
+	DiskHealthContainerIoLinuxPressureTotal  metricInfo
 }
 
 type metricInfo struct {
 	Name       string
 	Attributes []string
-}
-
-type metricContainerDiskDiscardIo struct {
-	data          pmetric.Metric                     // data buffer for generated metric.
-	config        ContainerDiskDiscardIoMetricConfig // metric config provided by user.
-	capacity      int                                // max observed number of data points added to the metric.
-	aggDataPoints []int64                            // slice containing number of aggregated datapoints at each index
-}
-
-// init fills container.disk.discard.io metric with initial data.
-func (m *metricContainerDiskDiscardIo) init() {
-	m.data.SetName("container.disk.discard.io")
-	m.data.SetDescription("Bytes discarded by the cgroup on the device (v2 io.stat dbytes, v1 Discard), cumulative. Only for kernels that count discards. Not in semantic conventions.")
-	m.data.SetUnit("By")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricContainerDiskDiscardIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerDiskDiscardIoMetricAttributeKeyCgroupPath) {
-		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerDiskDiscardIoMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricContainerDiskDiscardIo) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricContainerDiskDiscardIo) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricContainerDiskDiscardIo(cfg ContainerDiskDiscardIoMetricConfig) metricContainerDiskDiscardIo {
-	m := metricContainerDiskDiscardIo{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricContainerDiskDiscardOperations struct {
-	data          pmetric.Metric                             // data buffer for generated metric.
-	config        ContainerDiskDiscardOperationsMetricConfig // metric config provided by user.
-	capacity      int                                        // max observed number of data points added to the metric.
-	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
-}
-
-// init fills container.disk.discard.operations metric with initial data.
-func (m *metricContainerDiskDiscardOperations) init() {
-	m.data.SetName("container.disk.discard.operations")
-	m.data.SetDescription("Discard requests of the cgroup on the device (v2 dios, v1 Discard), cumulative. Not in semantic conventions.")
-	m.data.SetUnit("{operation}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricContainerDiskDiscardOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath) {
-		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricContainerDiskDiscardOperations) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricContainerDiskDiscardOperations) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricContainerDiskDiscardOperations(cfg ContainerDiskDiscardOperationsMetricConfig) metricContainerDiskDiscardOperations {
-	m := metricContainerDiskDiscardOperations{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
 }
 
 type metricContainerDiskIo struct {
@@ -408,16 +220,204 @@ func newMetricContainerDiskIo(cfg ContainerDiskIoMetricConfig) metricContainerDi
 	return m
 }
 
-type metricContainerDiskOperations struct {
-	data          pmetric.Metric                      // data buffer for generated metric.
-	config        ContainerDiskOperationsMetricConfig // metric config provided by user.
-	capacity      int                                 // max observed number of data points added to the metric.
-	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
+type metricDiskHealthContainerDiskDiscardIo struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        DiskHealthContainerDiskDiscardIoMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
 }
 
-// init fills container.disk.operations metric with initial data.
-func (m *metricContainerDiskOperations) init() {
-	m.data.SetName("container.disk.operations")
+// init fills disk_health.container.disk.discard.io metric with initial data.
+func (m *metricDiskHealthContainerDiskDiscardIo) init() {
+	m.data.SetName("disk_health.container.disk.discard.io")
+	m.data.SetDescription("Bytes discarded by the cgroup on the device (v2 io.stat dbytes, v1 Discard), cumulative. Only for kernels that count discards. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthContainerDiskDiscardIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskDiscardIoMetricAttributeKeyCgroupPath) {
+		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskDiscardIoMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthContainerDiskDiscardIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthContainerDiskDiscardIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthContainerDiskDiscardIo(cfg DiskHealthContainerDiskDiscardIoMetricConfig) metricDiskHealthContainerDiskDiscardIo {
+	m := metricDiskHealthContainerDiskDiscardIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthContainerDiskDiscardOperations struct {
+	data          pmetric.Metric                                       // data buffer for generated metric.
+	config        DiskHealthContainerDiskDiscardOperationsMetricConfig // metric config provided by user.
+	capacity      int                                                  // max observed number of data points added to the metric.
+	aggDataPoints []int64                                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.container.disk.discard.operations metric with initial data.
+func (m *metricDiskHealthContainerDiskDiscardOperations) init() {
+	m.data.SetName("disk_health.container.disk.discard.operations")
+	m.data.SetDescription("Discard requests of the cgroup on the device (v2 dios, v1 Discard), cumulative. Not in semantic conventions.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthContainerDiskDiscardOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath) {
+		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskDiscardOperationsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthContainerDiskDiscardOperations) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthContainerDiskDiscardOperations) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthContainerDiskDiscardOperations(cfg DiskHealthContainerDiskDiscardOperationsMetricConfig) metricDiskHealthContainerDiskDiscardOperations {
+	m := metricDiskHealthContainerDiskDiscardOperations{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthContainerDiskOperations struct {
+	data          pmetric.Metric                                // data buffer for generated metric.
+	config        DiskHealthContainerDiskOperationsMetricConfig // metric config provided by user.
+	capacity      int                                           // max observed number of data points added to the metric.
+	aggDataPoints []int64                                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.container.disk.operations metric with initial data.
+func (m *metricDiskHealthContainerDiskOperations) init() {
+	m.data.SetName("disk_health.container.disk.operations")
 	m.data.SetDescription("Read / write requests of the cgroup on the device, cumulative (v2 rios/wios, v1 io_serviced_recursive). Not in semantic conventions.")
 	m.data.SetUnit("{operation}")
 	m.data.SetEmptySum()
@@ -427,7 +427,7 @@ func (m *metricContainerDiskOperations) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerDiskOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
+func (m *metricDiskHealthContainerDiskOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -435,13 +435,13 @@ func (m *metricContainerDiskOperations) recordDataPoint(start pcommon.Timestamp,
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationsMetricAttributeKeyCgroupPath) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskOperationsMetricAttributeKeyCgroupPath) {
 		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationsMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskOperationsMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskOperationsMetricAttributeKeyDiskIoDirection) {
 		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
 	}
 
@@ -475,14 +475,14 @@ func (m *metricContainerDiskOperations) recordDataPoint(start pcommon.Timestamp,
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricContainerDiskOperations) updateCapacity() {
+func (m *metricDiskHealthContainerDiskOperations) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricContainerDiskOperations) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthContainerDiskOperations) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -495,8 +495,8 @@ func (m *metricContainerDiskOperations) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricContainerDiskOperations(cfg ContainerDiskOperationsMetricConfig) metricContainerDiskOperations {
-	m := metricContainerDiskOperations{config: cfg}
+func newMetricDiskHealthContainerDiskOperations(cfg DiskHealthContainerDiskOperationsMetricConfig) metricDiskHealthContainerDiskOperations {
+	m := metricDiskHealthContainerDiskOperations{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -505,24 +505,24 @@ func newMetricContainerDiskOperations(cfg ContainerDiskOperationsMetricConfig) m
 	return m
 }
 
-type metricContainerIoLinuxPressure10s struct {
-	data          pmetric.Metric                          // data buffer for generated metric.
-	config        ContainerIoLinuxPressure10sMetricConfig // metric config provided by user.
-	capacity      int                                     // max observed number of data points added to the metric.
-	aggDataPoints []float64                               // slice containing number of aggregated datapoints at each index
+type metricDiskHealthContainerIoLinuxPressure10s struct {
+	data          pmetric.Metric                                    // data buffer for generated metric.
+	config        DiskHealthContainerIoLinuxPressure10sMetricConfig // metric config provided by user.
+	capacity      int                                               // max observed number of data points added to the metric.
+	aggDataPoints []float64                                         // slice containing number of aggregated datapoints at each index
 }
 
-// init fills container.io.linux.pressure.10s metric with initial data.
-func (m *metricContainerIoLinuxPressure10s) init() {
-	m.data.SetName("container.io.linux.pressure.10s")
-	m.data.SetDescription("The cgroup's io.pressure avg10, a ratio 0–1: the share of the last 10 s in which tasks of the cgroup were stalled on I/O. Not in semantic conventions; named after the proposed system.io.linux.pressure.10s.")
+// init fills disk_health.container.io.linux.pressure.10s metric with initial data.
+func (m *metricDiskHealthContainerIoLinuxPressure10s) init() {
+	m.data.SetName("disk_health.container.io.linux.pressure.10s")
+	m.data.SetDescription("The cgroup's io.pressure avg10, a ratio 0–1: the share of the last 10 s in which tasks of the cgroup were stalled on I/O. Not in semantic conventions; named after the proposed disk_health.io.linux.pressure.10s.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerIoLinuxPressure10s) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue string) {
+func (m *metricDiskHealthContainerIoLinuxPressure10s) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, diskHealthLinuxPressureStallTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -530,11 +530,11 @@ func (m *metricContainerIoLinuxPressure10s) recordDataPoint(start pcommon.Timest
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath) {
 		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType) {
-		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerIoLinuxPressure10sMetricAttributeKeyDiskHealthLinuxPressureStallType) {
+		dp.Attributes().PutStr("disk_health.linux.pressure.stall_type", diskHealthLinuxPressureStallTypeAttributeValue)
 	}
 
 	var s string
@@ -567,14 +567,14 @@ func (m *metricContainerIoLinuxPressure10s) recordDataPoint(start pcommon.Timest
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricContainerIoLinuxPressure10s) updateCapacity() {
+func (m *metricDiskHealthContainerIoLinuxPressure10s) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricContainerIoLinuxPressure10s) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthContainerIoLinuxPressure10s) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -587,8 +587,8 @@ func (m *metricContainerIoLinuxPressure10s) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricContainerIoLinuxPressure10s(cfg ContainerIoLinuxPressure10sMetricConfig) metricContainerIoLinuxPressure10s {
-	m := metricContainerIoLinuxPressure10s{config: cfg}
+func newMetricDiskHealthContainerIoLinuxPressure10s(cfg DiskHealthContainerIoLinuxPressure10sMetricConfig) metricDiskHealthContainerIoLinuxPressure10s {
+	m := metricDiskHealthContainerIoLinuxPressure10s{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -597,16 +597,16 @@ func newMetricContainerIoLinuxPressure10s(cfg ContainerIoLinuxPressure10sMetricC
 	return m
 }
 
-type metricContainerIoLinuxPressure1m struct {
-	data          pmetric.Metric                         // data buffer for generated metric.
-	config        ContainerIoLinuxPressure1mMetricConfig // metric config provided by user.
-	capacity      int                                    // max observed number of data points added to the metric.
-	aggDataPoints []float64                              // slice containing number of aggregated datapoints at each index
+type metricDiskHealthContainerIoLinuxPressure1m struct {
+	data          pmetric.Metric                                   // data buffer for generated metric.
+	config        DiskHealthContainerIoLinuxPressure1mMetricConfig // metric config provided by user.
+	capacity      int                                              // max observed number of data points added to the metric.
+	aggDataPoints []float64                                        // slice containing number of aggregated datapoints at each index
 }
 
-// init fills container.io.linux.pressure.1m metric with initial data.
-func (m *metricContainerIoLinuxPressure1m) init() {
-	m.data.SetName("container.io.linux.pressure.1m")
+// init fills disk_health.container.io.linux.pressure.1m metric with initial data.
+func (m *metricDiskHealthContainerIoLinuxPressure1m) init() {
+	m.data.SetName("disk_health.container.io.linux.pressure.1m")
 	m.data.SetDescription("The cgroup's io.pressure avg60 as a ratio 0–1. Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
@@ -614,7 +614,7 @@ func (m *metricContainerIoLinuxPressure1m) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerIoLinuxPressure1m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue string) {
+func (m *metricDiskHealthContainerIoLinuxPressure1m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, diskHealthLinuxPressureStallTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -622,11 +622,11 @@ func (m *metricContainerIoLinuxPressure1m) recordDataPoint(start pcommon.Timesta
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath) {
 		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType) {
-		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerIoLinuxPressure1mMetricAttributeKeyDiskHealthLinuxPressureStallType) {
+		dp.Attributes().PutStr("disk_health.linux.pressure.stall_type", diskHealthLinuxPressureStallTypeAttributeValue)
 	}
 
 	var s string
@@ -659,14 +659,14 @@ func (m *metricContainerIoLinuxPressure1m) recordDataPoint(start pcommon.Timesta
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricContainerIoLinuxPressure1m) updateCapacity() {
+func (m *metricDiskHealthContainerIoLinuxPressure1m) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricContainerIoLinuxPressure1m) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthContainerIoLinuxPressure1m) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -679,8 +679,8 @@ func (m *metricContainerIoLinuxPressure1m) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricContainerIoLinuxPressure1m(cfg ContainerIoLinuxPressure1mMetricConfig) metricContainerIoLinuxPressure1m {
-	m := metricContainerIoLinuxPressure1m{config: cfg}
+func newMetricDiskHealthContainerIoLinuxPressure1m(cfg DiskHealthContainerIoLinuxPressure1mMetricConfig) metricDiskHealthContainerIoLinuxPressure1m {
+	m := metricDiskHealthContainerIoLinuxPressure1m{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -689,16 +689,16 @@ func newMetricContainerIoLinuxPressure1m(cfg ContainerIoLinuxPressure1mMetricCon
 	return m
 }
 
-type metricContainerIoLinuxPressure5m struct {
-	data          pmetric.Metric                         // data buffer for generated metric.
-	config        ContainerIoLinuxPressure5mMetricConfig // metric config provided by user.
-	capacity      int                                    // max observed number of data points added to the metric.
-	aggDataPoints []float64                              // slice containing number of aggregated datapoints at each index
+type metricDiskHealthContainerIoLinuxPressure5m struct {
+	data          pmetric.Metric                                   // data buffer for generated metric.
+	config        DiskHealthContainerIoLinuxPressure5mMetricConfig // metric config provided by user.
+	capacity      int                                              // max observed number of data points added to the metric.
+	aggDataPoints []float64                                        // slice containing number of aggregated datapoints at each index
 }
 
-// init fills container.io.linux.pressure.5m metric with initial data.
-func (m *metricContainerIoLinuxPressure5m) init() {
-	m.data.SetName("container.io.linux.pressure.5m")
+// init fills disk_health.container.io.linux.pressure.5m metric with initial data.
+func (m *metricDiskHealthContainerIoLinuxPressure5m) init() {
+	m.data.SetName("disk_health.container.io.linux.pressure.5m")
 	m.data.SetDescription("The cgroup's io.pressure avg300 as a ratio 0–1. Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
@@ -706,7 +706,7 @@ func (m *metricContainerIoLinuxPressure5m) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerIoLinuxPressure5m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue string) {
+func (m *metricDiskHealthContainerIoLinuxPressure5m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, diskHealthLinuxPressureStallTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -714,11 +714,11 @@ func (m *metricContainerIoLinuxPressure5m) recordDataPoint(start pcommon.Timesta
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath) {
 		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType) {
-		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerIoLinuxPressure5mMetricAttributeKeyDiskHealthLinuxPressureStallType) {
+		dp.Attributes().PutStr("disk_health.linux.pressure.stall_type", diskHealthLinuxPressureStallTypeAttributeValue)
 	}
 
 	var s string
@@ -751,14 +751,14 @@ func (m *metricContainerIoLinuxPressure5m) recordDataPoint(start pcommon.Timesta
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricContainerIoLinuxPressure5m) updateCapacity() {
+func (m *metricDiskHealthContainerIoLinuxPressure5m) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricContainerIoLinuxPressure5m) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthContainerIoLinuxPressure5m) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -771,8 +771,8 @@ func (m *metricContainerIoLinuxPressure5m) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricContainerIoLinuxPressure5m(cfg ContainerIoLinuxPressure5mMetricConfig) metricContainerIoLinuxPressure5m {
-	m := metricContainerIoLinuxPressure5m{config: cfg}
+func newMetricDiskHealthContainerIoLinuxPressure5m(cfg DiskHealthContainerIoLinuxPressure5mMetricConfig) metricDiskHealthContainerIoLinuxPressure5m {
+	m := metricDiskHealthContainerIoLinuxPressure5m{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -781,17 +781,17 @@ func newMetricContainerIoLinuxPressure5m(cfg ContainerIoLinuxPressure5mMetricCon
 	return m
 }
 
-type metricContainerIoLinuxPressureTotal struct {
-	data          pmetric.Metric                            // data buffer for generated metric.
-	config        ContainerIoLinuxPressureTotalMetricConfig // metric config provided by user.
-	capacity      int                                       // max observed number of data points added to the metric.
-	aggDataPoints []float64                                 // slice containing number of aggregated datapoints at each index
+type metricDiskHealthContainerIoLinuxPressureTotal struct {
+	data          pmetric.Metric                                      // data buffer for generated metric.
+	config        DiskHealthContainerIoLinuxPressureTotalMetricConfig // metric config provided by user.
+	capacity      int                                                 // max observed number of data points added to the metric.
+	aggDataPoints []float64                                           // slice containing number of aggregated datapoints at each index
 }
 
-// init fills container.io.linux.pressure.total metric with initial data.
-func (m *metricContainerIoLinuxPressureTotal) init() {
-	m.data.SetName("container.io.linux.pressure.total")
-	m.data.SetDescription("Cumulative time in which some / all tasks of the cgroup were stalled on I/O (cgroup v2 io.pressure total, µs → s; on a cgroup v1 host from the unified hierarchy's cgroup of the same path, when there is one). Not in semantic conventions; named after the proposed system.io.linux.pressure.total.")
+// init fills disk_health.container.io.linux.pressure.total metric with initial data.
+func (m *metricDiskHealthContainerIoLinuxPressureTotal) init() {
+	m.data.SetName("disk_health.container.io.linux.pressure.total")
+	m.data.SetDescription("Cumulative time in which some / all tasks of the cgroup were stalled on I/O (cgroup v2 io.pressure total, µs → s; on a cgroup v1 host from the unified hierarchy's cgroup of the same path, when there is one). Not in semantic conventions; named after the proposed disk_health.io.linux.pressure.total.")
 	m.data.SetUnit("s")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -800,7 +800,7 @@ func (m *metricContainerIoLinuxPressureTotal) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerIoLinuxPressureTotal) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue string) {
+func (m *metricDiskHealthContainerIoLinuxPressureTotal) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, diskHealthLinuxPressureStallTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -808,11 +808,11 @@ func (m *metricContainerIoLinuxPressureTotal) recordDataPoint(start pcommon.Time
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath) {
 		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType) {
-		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerIoLinuxPressureTotalMetricAttributeKeyDiskHealthLinuxPressureStallType) {
+		dp.Attributes().PutStr("disk_health.linux.pressure.stall_type", diskHealthLinuxPressureStallTypeAttributeValue)
 	}
 
 	var s string
@@ -845,14 +845,14 @@ func (m *metricContainerIoLinuxPressureTotal) recordDataPoint(start pcommon.Time
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricContainerIoLinuxPressureTotal) updateCapacity() {
+func (m *metricDiskHealthContainerIoLinuxPressureTotal) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricContainerIoLinuxPressureTotal) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthContainerIoLinuxPressureTotal) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -865,8 +865,8 @@ func (m *metricContainerIoLinuxPressureTotal) emit(metrics pmetric.MetricSlice) 
 	}
 }
 
-func newMetricContainerIoLinuxPressureTotal(cfg ContainerIoLinuxPressureTotalMetricConfig) metricContainerIoLinuxPressureTotal {
-	m := metricContainerIoLinuxPressureTotal{config: cfg}
+func newMetricDiskHealthContainerIoLinuxPressureTotal(cfg DiskHealthContainerIoLinuxPressureTotalMetricConfig) metricDiskHealthContainerIoLinuxPressureTotal {
+	m := metricDiskHealthContainerIoLinuxPressureTotal{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -878,21 +878,21 @@ func newMetricContainerIoLinuxPressureTotal(cfg ContainerIoLinuxPressureTotalMet
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                               MetricsBuilderConfig // config of the metrics builder.
-	startTime                            pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                      int                  // maximum observed number of metrics per resource.
-	metricsBuffer                        pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                            component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter       map[string]filter.Filter
-	resourceAttributeExcludeFilter       map[string]filter.Filter
-	metricContainerDiskDiscardIo         metricContainerDiskDiscardIo
-	metricContainerDiskDiscardOperations metricContainerDiskDiscardOperations
-	metricContainerDiskIo                metricContainerDiskIo
-	metricContainerDiskOperations        metricContainerDiskOperations
-	metricContainerIoLinuxPressure10s    metricContainerIoLinuxPressure10s
-	metricContainerIoLinuxPressure1m     metricContainerIoLinuxPressure1m
-	metricContainerIoLinuxPressure5m     metricContainerIoLinuxPressure5m
-	metricContainerIoLinuxPressureTotal  metricContainerIoLinuxPressureTotal
+	config                                         MetricsBuilderConfig // config of the metrics builder.
+	startTime                                      pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                                int                  // maximum observed number of metrics per resource.
+	metricsBuffer                                  pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                      component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter                 map[string]filter.Filter
+	resourceAttributeExcludeFilter                 map[string]filter.Filter
+	metricContainerDiskIo                          metricContainerDiskIo
+	metricDiskHealthContainerDiskDiscardIo         metricDiskHealthContainerDiskDiscardIo
+	metricDiskHealthContainerDiskDiscardOperations metricDiskHealthContainerDiskDiscardOperations
+	metricDiskHealthContainerDiskOperations        metricDiskHealthContainerDiskOperations
+	metricDiskHealthContainerIoLinuxPressure10s    metricDiskHealthContainerIoLinuxPressure10s
+	metricDiskHealthContainerIoLinuxPressure1m     metricDiskHealthContainerIoLinuxPressure1m
+	metricDiskHealthContainerIoLinuxPressure5m     metricDiskHealthContainerIoLinuxPressure5m
+	metricDiskHealthContainerIoLinuxPressureTotal  metricDiskHealthContainerIoLinuxPressureTotal
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -914,20 +914,20 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                               mbc,
-		startTime:                            pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                        pmetric.NewMetrics(),
-		buildInfo:                            settings.BuildInfo,
-		metricContainerDiskDiscardIo:         newMetricContainerDiskDiscardIo(mbc.Metrics.ContainerDiskDiscardIo),
-		metricContainerDiskDiscardOperations: newMetricContainerDiskDiscardOperations(mbc.Metrics.ContainerDiskDiscardOperations),
-		metricContainerDiskIo:                newMetricContainerDiskIo(mbc.Metrics.ContainerDiskIo),
-		metricContainerDiskOperations:        newMetricContainerDiskOperations(mbc.Metrics.ContainerDiskOperations),
-		metricContainerIoLinuxPressure10s:    newMetricContainerIoLinuxPressure10s(mbc.Metrics.ContainerIoLinuxPressure10s),
-		metricContainerIoLinuxPressure1m:     newMetricContainerIoLinuxPressure1m(mbc.Metrics.ContainerIoLinuxPressure1m),
-		metricContainerIoLinuxPressure5m:     newMetricContainerIoLinuxPressure5m(mbc.Metrics.ContainerIoLinuxPressure5m),
-		metricContainerIoLinuxPressureTotal:  newMetricContainerIoLinuxPressureTotal(mbc.Metrics.ContainerIoLinuxPressureTotal),
-		resourceAttributeIncludeFilter:       make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:       make(map[string]filter.Filter),
+		config:                                 mbc,
+		startTime:                              pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                          pmetric.NewMetrics(),
+		buildInfo:                              settings.BuildInfo,
+		metricContainerDiskIo:                  newMetricContainerDiskIo(mbc.Metrics.ContainerDiskIo),
+		metricDiskHealthContainerDiskDiscardIo: newMetricDiskHealthContainerDiskDiscardIo(mbc.Metrics.DiskHealthContainerDiskDiscardIo),
+		metricDiskHealthContainerDiskDiscardOperations: newMetricDiskHealthContainerDiskDiscardOperations(mbc.Metrics.DiskHealthContainerDiskDiscardOperations),
+		metricDiskHealthContainerDiskOperations:        newMetricDiskHealthContainerDiskOperations(mbc.Metrics.DiskHealthContainerDiskOperations),
+		metricDiskHealthContainerIoLinuxPressure10s:    newMetricDiskHealthContainerIoLinuxPressure10s(mbc.Metrics.DiskHealthContainerIoLinuxPressure10s),
+		metricDiskHealthContainerIoLinuxPressure1m:     newMetricDiskHealthContainerIoLinuxPressure1m(mbc.Metrics.DiskHealthContainerIoLinuxPressure1m),
+		metricDiskHealthContainerIoLinuxPressure5m:     newMetricDiskHealthContainerIoLinuxPressure5m(mbc.Metrics.DiskHealthContainerIoLinuxPressure5m),
+		metricDiskHealthContainerIoLinuxPressureTotal:  newMetricDiskHealthContainerIoLinuxPressureTotal(mbc.Metrics.DiskHealthContainerIoLinuxPressureTotal),
+		resourceAttributeIncludeFilter:                 make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:                 make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.CgroupPath.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["cgroup.path"] = filter.CreateFilter(mbc.ResourceAttributes.CgroupPath.MetricsInclude)
@@ -947,11 +947,11 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, opti
 	if mbc.ResourceAttributes.ContainerRuntimeName.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["container.runtime.name"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerRuntimeName.MetricsExclude)
 	}
-	if mbc.ResourceAttributes.K8sPodQosClass.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["k8s.pod.qos_class"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodQosClass.MetricsInclude)
+	if mbc.ResourceAttributes.DiskHealthK8sPodQosClass.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["disk_health.k8s.pod.qos_class"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthK8sPodQosClass.MetricsInclude)
 	}
-	if mbc.ResourceAttributes.K8sPodQosClass.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["k8s.pod.qos_class"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodQosClass.MetricsExclude)
+	if mbc.ResourceAttributes.DiskHealthK8sPodQosClass.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["disk_health.k8s.pod.qos_class"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthK8sPodQosClass.MetricsExclude)
 	}
 	if mbc.ResourceAttributes.K8sPodUID.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["k8s.pod.uid"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodUID.MetricsInclude)
@@ -1035,14 +1035,14 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
-	mb.metricContainerDiskDiscardIo.emit(ils.Metrics())
-	mb.metricContainerDiskDiscardOperations.emit(ils.Metrics())
 	mb.metricContainerDiskIo.emit(ils.Metrics())
-	mb.metricContainerDiskOperations.emit(ils.Metrics())
-	mb.metricContainerIoLinuxPressure10s.emit(ils.Metrics())
-	mb.metricContainerIoLinuxPressure1m.emit(ils.Metrics())
-	mb.metricContainerIoLinuxPressure5m.emit(ils.Metrics())
-	mb.metricContainerIoLinuxPressureTotal.emit(ils.Metrics())
+	mb.metricDiskHealthContainerDiskDiscardIo.emit(ils.Metrics())
+	mb.metricDiskHealthContainerDiskDiscardOperations.emit(ils.Metrics())
+	mb.metricDiskHealthContainerDiskOperations.emit(ils.Metrics())
+	mb.metricDiskHealthContainerIoLinuxPressure10s.emit(ils.Metrics())
+	mb.metricDiskHealthContainerIoLinuxPressure1m.emit(ils.Metrics())
+	mb.metricDiskHealthContainerIoLinuxPressure5m.emit(ils.Metrics())
+	mb.metricDiskHealthContainerIoLinuxPressureTotal.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -1074,44 +1074,44 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	return metrics
 }
 
-// RecordContainerDiskDiscardIoDataPoint adds a data point to container.disk.discard.io metric.
-func (mb *MetricsBuilder) RecordContainerDiskDiscardIoDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string) {
-	mb.metricContainerDiskDiscardIo.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue)
-}
-
-// RecordContainerDiskDiscardOperationsDataPoint adds a data point to container.disk.discard.operations metric.
-func (mb *MetricsBuilder) RecordContainerDiskDiscardOperationsDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string) {
-	mb.metricContainerDiskDiscardOperations.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue)
-}
-
 // RecordContainerDiskIoDataPoint adds a data point to container.disk.io metric.
 func (mb *MetricsBuilder) RecordContainerDiskIoDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
 	mb.metricContainerDiskIo.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
 }
 
-// RecordContainerDiskOperationsDataPoint adds a data point to container.disk.operations metric.
-func (mb *MetricsBuilder) RecordContainerDiskOperationsDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
-	mb.metricContainerDiskOperations.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
+// RecordDiskHealthContainerDiskDiscardIoDataPoint adds a data point to disk_health.container.disk.discard.io metric.
+func (mb *MetricsBuilder) RecordDiskHealthContainerDiskDiscardIoDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthContainerDiskDiscardIo.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue)
 }
 
-// RecordContainerIoLinuxPressure10sDataPoint adds a data point to container.io.linux.pressure.10s metric.
-func (mb *MetricsBuilder) RecordContainerIoLinuxPressure10sDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
-	mb.metricContainerIoLinuxPressure10s.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemLinuxPressureStallTypeAttributeValue.String())
+// RecordDiskHealthContainerDiskDiscardOperationsDataPoint adds a data point to disk_health.container.disk.discard.operations metric.
+func (mb *MetricsBuilder) RecordDiskHealthContainerDiskDiscardOperationsDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthContainerDiskDiscardOperations.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue)
 }
 
-// RecordContainerIoLinuxPressure1mDataPoint adds a data point to container.io.linux.pressure.1m metric.
-func (mb *MetricsBuilder) RecordContainerIoLinuxPressure1mDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
-	mb.metricContainerIoLinuxPressure1m.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemLinuxPressureStallTypeAttributeValue.String())
+// RecordDiskHealthContainerDiskOperationsDataPoint adds a data point to disk_health.container.disk.operations metric.
+func (mb *MetricsBuilder) RecordDiskHealthContainerDiskOperationsDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricDiskHealthContainerDiskOperations.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
 }
 
-// RecordContainerIoLinuxPressure5mDataPoint adds a data point to container.io.linux.pressure.5m metric.
-func (mb *MetricsBuilder) RecordContainerIoLinuxPressure5mDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
-	mb.metricContainerIoLinuxPressure5m.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemLinuxPressureStallTypeAttributeValue.String())
+// RecordDiskHealthContainerIoLinuxPressure10sDataPoint adds a data point to disk_health.container.io.linux.pressure.10s metric.
+func (mb *MetricsBuilder) RecordDiskHealthContainerIoLinuxPressure10sDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, diskHealthLinuxPressureStallTypeAttributeValue AttributeDiskHealthLinuxPressureStallType) {
+	mb.metricDiskHealthContainerIoLinuxPressure10s.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, diskHealthLinuxPressureStallTypeAttributeValue.String())
 }
 
-// RecordContainerIoLinuxPressureTotalDataPoint adds a data point to container.io.linux.pressure.total metric.
-func (mb *MetricsBuilder) RecordContainerIoLinuxPressureTotalDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
-	mb.metricContainerIoLinuxPressureTotal.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemLinuxPressureStallTypeAttributeValue.String())
+// RecordDiskHealthContainerIoLinuxPressure1mDataPoint adds a data point to disk_health.container.io.linux.pressure.1m metric.
+func (mb *MetricsBuilder) RecordDiskHealthContainerIoLinuxPressure1mDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, diskHealthLinuxPressureStallTypeAttributeValue AttributeDiskHealthLinuxPressureStallType) {
+	mb.metricDiskHealthContainerIoLinuxPressure1m.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, diskHealthLinuxPressureStallTypeAttributeValue.String())
+}
+
+// RecordDiskHealthContainerIoLinuxPressure5mDataPoint adds a data point to disk_health.container.io.linux.pressure.5m metric.
+func (mb *MetricsBuilder) RecordDiskHealthContainerIoLinuxPressure5mDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, diskHealthLinuxPressureStallTypeAttributeValue AttributeDiskHealthLinuxPressureStallType) {
+	mb.metricDiskHealthContainerIoLinuxPressure5m.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, diskHealthLinuxPressureStallTypeAttributeValue.String())
+}
+
+// RecordDiskHealthContainerIoLinuxPressureTotalDataPoint adds a data point to disk_health.container.io.linux.pressure.total metric.
+func (mb *MetricsBuilder) RecordDiskHealthContainerIoLinuxPressureTotalDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, diskHealthLinuxPressureStallTypeAttributeValue AttributeDiskHealthLinuxPressureStallType) {
+	mb.metricDiskHealthContainerIoLinuxPressureTotal.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, diskHealthLinuxPressureStallTypeAttributeValue.String())
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

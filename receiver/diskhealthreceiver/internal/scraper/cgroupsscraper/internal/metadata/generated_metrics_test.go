@@ -67,14 +67,14 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
-			aggMap["container.disk.discard.io"] = mb.metricContainerDiskDiscardIo.config.AggregationStrategy
-			aggMap["container.disk.discard.operations"] = mb.metricContainerDiskDiscardOperations.config.AggregationStrategy
 			aggMap["container.disk.io"] = mb.metricContainerDiskIo.config.AggregationStrategy
-			aggMap["container.disk.operations"] = mb.metricContainerDiskOperations.config.AggregationStrategy
-			aggMap["container.io.linux.pressure.10s"] = mb.metricContainerIoLinuxPressure10s.config.AggregationStrategy
-			aggMap["container.io.linux.pressure.1m"] = mb.metricContainerIoLinuxPressure1m.config.AggregationStrategy
-			aggMap["container.io.linux.pressure.5m"] = mb.metricContainerIoLinuxPressure5m.config.AggregationStrategy
-			aggMap["container.io.linux.pressure.total"] = mb.metricContainerIoLinuxPressureTotal.config.AggregationStrategy
+			aggMap["disk_health.container.disk.discard.io"] = mb.metricDiskHealthContainerDiskDiscardIo.config.AggregationStrategy
+			aggMap["disk_health.container.disk.discard.operations"] = mb.metricDiskHealthContainerDiskDiscardOperations.config.AggregationStrategy
+			aggMap["disk_health.container.disk.operations"] = mb.metricDiskHealthContainerDiskOperations.config.AggregationStrategy
+			aggMap["disk_health.container.io.linux.pressure.10s"] = mb.metricDiskHealthContainerIoLinuxPressure10s.config.AggregationStrategy
+			aggMap["disk_health.container.io.linux.pressure.1m"] = mb.metricDiskHealthContainerIoLinuxPressure1m.config.AggregationStrategy
+			aggMap["disk_health.container.io.linux.pressure.5m"] = mb.metricDiskHealthContainerIoLinuxPressure5m.config.AggregationStrategy
+			aggMap["disk_health.container.io.linux.pressure.total"] = mb.metricDiskHealthContainerIoLinuxPressureTotal.config.AggregationStrategy
 
 			expectedWarnings := 0
 			if tt.metricsSet != testDataSetReag {
@@ -85,71 +85,71 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerDiskDiscardIoDataPoint(ts, 1, "cgroup.path-val", "system.device-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordContainerDiskDiscardIoDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordContainerDiskDiscardOperationsDataPoint(ts, 1, "cgroup.path-val", "system.device-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordContainerDiskDiscardOperationsDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
 			mb.RecordContainerDiskIoDataPoint(ts, 1, "cgroup.path-val", "system.device-val", AttributeDiskIoDirectionRead)
 			if tt.name == "reaggregate_set" {
 				mb.RecordContainerDiskIoDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", AttributeDiskIoDirectionWrite)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerDiskOperationsDataPoint(ts, 1, "cgroup.path-val", "system.device-val", AttributeDiskIoDirectionRead)
+			mb.RecordDiskHealthContainerDiskDiscardIoDataPoint(ts, 1, "cgroup.path-val", "system.device-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerDiskOperationsDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", AttributeDiskIoDirectionWrite)
-			}
-
-			allMetricsCount++
-			mb.RecordContainerIoLinuxPressure10sDataPoint(ts, 1, "cgroup.path-val", AttributeSystemLinuxPressureStallTypeSome)
-			if tt.name == "reaggregate_set" {
-				mb.RecordContainerIoLinuxPressure10sDataPoint(ts, 3, "cgroup.path-val-2", AttributeSystemLinuxPressureStallTypeFull)
-			}
-
-			allMetricsCount++
-			mb.RecordContainerIoLinuxPressure1mDataPoint(ts, 1, "cgroup.path-val", AttributeSystemLinuxPressureStallTypeSome)
-			if tt.name == "reaggregate_set" {
-				mb.RecordContainerIoLinuxPressure1mDataPoint(ts, 3, "cgroup.path-val-2", AttributeSystemLinuxPressureStallTypeFull)
-			}
-
-			allMetricsCount++
-			mb.RecordContainerIoLinuxPressure5mDataPoint(ts, 1, "cgroup.path-val", AttributeSystemLinuxPressureStallTypeSome)
-			if tt.name == "reaggregate_set" {
-				mb.RecordContainerIoLinuxPressure5mDataPoint(ts, 3, "cgroup.path-val-2", AttributeSystemLinuxPressureStallTypeFull)
+				mb.RecordDiskHealthContainerDiskDiscardIoDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerIoLinuxPressureTotalDataPoint(ts, 1, "cgroup.path-val", AttributeSystemLinuxPressureStallTypeSome)
+			mb.RecordDiskHealthContainerDiskDiscardOperationsDataPoint(ts, 1, "cgroup.path-val", "system.device-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerIoLinuxPressureTotalDataPoint(ts, 3, "cgroup.path-val-2", AttributeSystemLinuxPressureStallTypeFull)
+				mb.RecordDiskHealthContainerDiskDiscardOperationsDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthContainerDiskOperationsDataPoint(ts, 1, "cgroup.path-val", "system.device-val", AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthContainerDiskOperationsDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", AttributeDiskIoDirectionWrite)
+			}
+
+			allMetricsCount++
+			mb.RecordDiskHealthContainerIoLinuxPressure10sDataPoint(ts, 1, "cgroup.path-val", AttributeDiskHealthLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthContainerIoLinuxPressure10sDataPoint(ts, 3, "cgroup.path-val-2", AttributeDiskHealthLinuxPressureStallTypeFull)
+			}
+
+			allMetricsCount++
+			mb.RecordDiskHealthContainerIoLinuxPressure1mDataPoint(ts, 1, "cgroup.path-val", AttributeDiskHealthLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthContainerIoLinuxPressure1mDataPoint(ts, 3, "cgroup.path-val-2", AttributeDiskHealthLinuxPressureStallTypeFull)
+			}
+
+			allMetricsCount++
+			mb.RecordDiskHealthContainerIoLinuxPressure5mDataPoint(ts, 1, "cgroup.path-val", AttributeDiskHealthLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthContainerIoLinuxPressure5mDataPoint(ts, 3, "cgroup.path-val-2", AttributeDiskHealthLinuxPressureStallTypeFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthContainerIoLinuxPressureTotalDataPoint(ts, 1, "cgroup.path-val", AttributeDiskHealthLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthContainerIoLinuxPressureTotalDataPoint(ts, 3, "cgroup.path-val-2", AttributeDiskHealthLinuxPressureStallTypeFull)
 			}
 
 			rb := mb.NewResourceBuilder()
 			rb.SetCgroupPath("cgroup.path-val")
 			rb.SetContainerID("container.id-val")
 			rb.SetContainerRuntimeName("container.runtime.name-val")
-			rb.SetK8sPodQosClass("k8s.pod.qos_class-val")
+			rb.SetDiskHealthK8sPodQosClass("disk_health.k8s.pod.qos_class-val")
 			rb.SetK8sPodUID("k8s.pod.uid-val")
 			rb.SetSystemdUnitName("systemd.unit.name-val")
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
-				assert.Empty(t, mb.metricContainerDiskDiscardIo.aggDataPoints)
-				assert.Empty(t, mb.metricContainerDiskDiscardOperations.aggDataPoints)
 				assert.Empty(t, mb.metricContainerDiskIo.aggDataPoints)
-				assert.Empty(t, mb.metricContainerDiskOperations.aggDataPoints)
-				assert.Empty(t, mb.metricContainerIoLinuxPressure10s.aggDataPoints)
-				assert.Empty(t, mb.metricContainerIoLinuxPressure1m.aggDataPoints)
-				assert.Empty(t, mb.metricContainerIoLinuxPressure5m.aggDataPoints)
-				assert.Empty(t, mb.metricContainerIoLinuxPressureTotal.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthContainerDiskDiscardIo.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthContainerDiskDiscardOperations.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthContainerDiskOperations.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthContainerIoLinuxPressure10s.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthContainerIoLinuxPressure1m.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthContainerIoLinuxPressure5m.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthContainerIoLinuxPressureTotal.aggDataPoints)
 			}
 
 			if tt.expectEmpty {
@@ -177,104 +177,6 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
-				case "container.disk.discard.io":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["container.disk.discard.io"], "Found a duplicate in the metrics slice: container.disk.discard.io")
-						validatedMetrics["container.disk.discard.io"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes discarded by the cgroup on the device (v2 io.stat dbytes, v1 Discard), cumulative. Only for kernels that count discards. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
-						assert.True(t, ok)
-						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["container.disk.discard.io"], "Found a duplicate in the metrics slice: container.disk.discard.io")
-						validatedMetrics["container.disk.discard.io"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes discarded by the cgroup on the device (v2 io.stat dbytes, v1 Discard), cumulative. Only for kernels that count discards. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["container.disk.discard.io"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("cgroup.path")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-					}
-				case "container.disk.discard.operations":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["container.disk.discard.operations"], "Found a duplicate in the metrics slice: container.disk.discard.operations")
-						validatedMetrics["container.disk.discard.operations"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Discard requests of the cgroup on the device (v2 dios, v1 Discard), cumulative. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
-						assert.True(t, ok)
-						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["container.disk.discard.operations"], "Found a duplicate in the metrics slice: container.disk.discard.operations")
-						validatedMetrics["container.disk.discard.operations"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Discard requests of the cgroup on the device (v2 dios, v1 Discard), cumulative. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["container.disk.discard.operations"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("cgroup.path")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-					}
 				case "container.disk.io":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["container.disk.io"], "Found a duplicate in the metrics slice: container.disk.io")
@@ -329,10 +231,108 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("disk.io.direction")
 						assert.False(t, ok)
 					}
-				case "container.disk.operations":
+				case "disk_health.container.disk.discard.io":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["container.disk.operations"], "Found a duplicate in the metrics slice: container.disk.operations")
-						validatedMetrics["container.disk.operations"] = true
+						assert.False(t, validatedMetrics["disk_health.container.disk.discard.io"], "Found a duplicate in the metrics slice: disk_health.container.disk.discard.io")
+						validatedMetrics["disk_health.container.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded by the cgroup on the device (v2 io.stat dbytes, v1 Discard), cumulative. Only for kernels that count discards. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
+						assert.True(t, ok)
+						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.container.disk.discard.io"], "Found a duplicate in the metrics slice: disk_health.container.disk.discard.io")
+						validatedMetrics["disk_health.container.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded by the cgroup on the device (v2 io.stat dbytes, v1 Discard), cumulative. Only for kernels that count discards. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.container.disk.discard.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("cgroup.path")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "disk_health.container.disk.discard.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.container.disk.discard.operations"], "Found a duplicate in the metrics slice: disk_health.container.disk.discard.operations")
+						validatedMetrics["disk_health.container.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard requests of the cgroup on the device (v2 dios, v1 Discard), cumulative. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
+						assert.True(t, ok)
+						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.container.disk.discard.operations"], "Found a duplicate in the metrics slice: disk_health.container.disk.discard.operations")
+						validatedMetrics["disk_health.container.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard requests of the cgroup on the device (v2 dios, v1 Discard), cumulative. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.container.disk.discard.operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("cgroup.path")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "disk_health.container.disk.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.container.disk.operations"], "Found a duplicate in the metrics slice: disk_health.container.disk.operations")
+						validatedMetrics["disk_health.container.disk.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Read / write requests of the cgroup on the device, cumulative (v2 rios/wios, v1 io_serviced_recursive). Not in semantic conventions.", mi.Description())
@@ -354,8 +354,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["container.disk.operations"], "Found a duplicate in the metrics slice: container.disk.operations")
-						validatedMetrics["container.disk.operations"] = true
+						assert.False(t, validatedMetrics["disk_health.container.disk.operations"], "Found a duplicate in the metrics slice: disk_health.container.disk.operations")
+						validatedMetrics["disk_health.container.disk.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Read / write requests of the cgroup on the device, cumulative (v2 rios/wios, v1 io_serviced_recursive). Not in semantic conventions.", mi.Description())
@@ -366,7 +366,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["container.disk.operations"] {
+						switch aggMap["disk_health.container.disk.operations"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -383,13 +383,13 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("disk.io.direction")
 						assert.False(t, ok)
 					}
-				case "container.io.linux.pressure.10s":
+				case "disk_health.container.io.linux.pressure.10s":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["container.io.linux.pressure.10s"], "Found a duplicate in the metrics slice: container.io.linux.pressure.10s")
-						validatedMetrics["container.io.linux.pressure.10s"] = true
+						assert.False(t, validatedMetrics["disk_health.container.io.linux.pressure.10s"], "Found a duplicate in the metrics slice: disk_health.container.io.linux.pressure.10s")
+						validatedMetrics["disk_health.container.io.linux.pressure.10s"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "The cgroup's io.pressure avg10, a ratio 0–1: the share of the last 10 s in which tasks of the cgroup were stalled on I/O. Not in semantic conventions; named after the proposed system.io.linux.pressure.10s.", mi.Description())
+						assert.Equal(t, "The cgroup's io.pressure avg10, a ratio 0–1: the share of the last 10 s in which tasks of the cgroup were stalled on I/O. Not in semantic conventions; named after the proposed disk_health.io.linux.pressure.10s.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -399,21 +399,21 @@ func TestMetricsBuilder(t *testing.T) {
 						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
 						assert.True(t, ok)
 						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
-						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						diskHealthLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 						assert.True(t, ok)
-						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+						assert.Equal(t, "some", diskHealthLinuxPressureStallTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["container.io.linux.pressure.10s"], "Found a duplicate in the metrics slice: container.io.linux.pressure.10s")
-						validatedMetrics["container.io.linux.pressure.10s"] = true
+						assert.False(t, validatedMetrics["disk_health.container.io.linux.pressure.10s"], "Found a duplicate in the metrics slice: disk_health.container.io.linux.pressure.10s")
+						validatedMetrics["disk_health.container.io.linux.pressure.10s"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "The cgroup's io.pressure avg10, a ratio 0–1: the share of the last 10 s in which tasks of the cgroup were stalled on I/O. Not in semantic conventions; named after the proposed system.io.linux.pressure.10s.", mi.Description())
+						assert.Equal(t, "The cgroup's io.pressure avg10, a ratio 0–1: the share of the last 10 s in which tasks of the cgroup were stalled on I/O. Not in semantic conventions; named after the proposed disk_health.io.linux.pressure.10s.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["container.io.linux.pressure.10s"] {
+						switch aggMap["disk_health.container.io.linux.pressure.10s"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -425,13 +425,13 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("cgroup.path")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.linux.pressure.stall_type")
+						_, ok = dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 						assert.False(t, ok)
 					}
-				case "container.io.linux.pressure.1m":
+				case "disk_health.container.io.linux.pressure.1m":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["container.io.linux.pressure.1m"], "Found a duplicate in the metrics slice: container.io.linux.pressure.1m")
-						validatedMetrics["container.io.linux.pressure.1m"] = true
+						assert.False(t, validatedMetrics["disk_health.container.io.linux.pressure.1m"], "Found a duplicate in the metrics slice: disk_health.container.io.linux.pressure.1m")
+						validatedMetrics["disk_health.container.io.linux.pressure.1m"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "The cgroup's io.pressure avg60 as a ratio 0–1. Not in semantic conventions.", mi.Description())
@@ -444,12 +444,12 @@ func TestMetricsBuilder(t *testing.T) {
 						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
 						assert.True(t, ok)
 						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
-						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						diskHealthLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 						assert.True(t, ok)
-						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+						assert.Equal(t, "some", diskHealthLinuxPressureStallTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["container.io.linux.pressure.1m"], "Found a duplicate in the metrics slice: container.io.linux.pressure.1m")
-						validatedMetrics["container.io.linux.pressure.1m"] = true
+						assert.False(t, validatedMetrics["disk_health.container.io.linux.pressure.1m"], "Found a duplicate in the metrics slice: disk_health.container.io.linux.pressure.1m")
+						validatedMetrics["disk_health.container.io.linux.pressure.1m"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "The cgroup's io.pressure avg60 as a ratio 0–1. Not in semantic conventions.", mi.Description())
@@ -458,7 +458,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["container.io.linux.pressure.1m"] {
+						switch aggMap["disk_health.container.io.linux.pressure.1m"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -470,13 +470,13 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("cgroup.path")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.linux.pressure.stall_type")
+						_, ok = dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 						assert.False(t, ok)
 					}
-				case "container.io.linux.pressure.5m":
+				case "disk_health.container.io.linux.pressure.5m":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["container.io.linux.pressure.5m"], "Found a duplicate in the metrics slice: container.io.linux.pressure.5m")
-						validatedMetrics["container.io.linux.pressure.5m"] = true
+						assert.False(t, validatedMetrics["disk_health.container.io.linux.pressure.5m"], "Found a duplicate in the metrics slice: disk_health.container.io.linux.pressure.5m")
+						validatedMetrics["disk_health.container.io.linux.pressure.5m"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "The cgroup's io.pressure avg300 as a ratio 0–1. Not in semantic conventions.", mi.Description())
@@ -489,12 +489,12 @@ func TestMetricsBuilder(t *testing.T) {
 						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
 						assert.True(t, ok)
 						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
-						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						diskHealthLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 						assert.True(t, ok)
-						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+						assert.Equal(t, "some", diskHealthLinuxPressureStallTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["container.io.linux.pressure.5m"], "Found a duplicate in the metrics slice: container.io.linux.pressure.5m")
-						validatedMetrics["container.io.linux.pressure.5m"] = true
+						assert.False(t, validatedMetrics["disk_health.container.io.linux.pressure.5m"], "Found a duplicate in the metrics slice: disk_health.container.io.linux.pressure.5m")
+						validatedMetrics["disk_health.container.io.linux.pressure.5m"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "The cgroup's io.pressure avg300 as a ratio 0–1. Not in semantic conventions.", mi.Description())
@@ -503,7 +503,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["container.io.linux.pressure.5m"] {
+						switch aggMap["disk_health.container.io.linux.pressure.5m"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -515,16 +515,16 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("cgroup.path")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.linux.pressure.stall_type")
+						_, ok = dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 						assert.False(t, ok)
 					}
-				case "container.io.linux.pressure.total":
+				case "disk_health.container.io.linux.pressure.total":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["container.io.linux.pressure.total"], "Found a duplicate in the metrics slice: container.io.linux.pressure.total")
-						validatedMetrics["container.io.linux.pressure.total"] = true
+						assert.False(t, validatedMetrics["disk_health.container.io.linux.pressure.total"], "Found a duplicate in the metrics slice: disk_health.container.io.linux.pressure.total")
+						validatedMetrics["disk_health.container.io.linux.pressure.total"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Cumulative time in which some / all tasks of the cgroup were stalled on I/O (cgroup v2 io.pressure total, µs → s; on a cgroup v1 host from the unified hierarchy's cgroup of the same path, when there is one). Not in semantic conventions; named after the proposed system.io.linux.pressure.total.", mi.Description())
+						assert.Equal(t, "Cumulative time in which some / all tasks of the cgroup were stalled on I/O (cgroup v2 io.pressure total, µs → s; on a cgroup v1 host from the unified hierarchy's cgroup of the same path, when there is one). Not in semantic conventions; named after the proposed disk_health.io.linux.pressure.total.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -536,15 +536,15 @@ func TestMetricsBuilder(t *testing.T) {
 						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
 						assert.True(t, ok)
 						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
-						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						diskHealthLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 						assert.True(t, ok)
-						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+						assert.Equal(t, "some", diskHealthLinuxPressureStallTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["container.io.linux.pressure.total"], "Found a duplicate in the metrics slice: container.io.linux.pressure.total")
-						validatedMetrics["container.io.linux.pressure.total"] = true
+						assert.False(t, validatedMetrics["disk_health.container.io.linux.pressure.total"], "Found a duplicate in the metrics slice: disk_health.container.io.linux.pressure.total")
+						validatedMetrics["disk_health.container.io.linux.pressure.total"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Cumulative time in which some / all tasks of the cgroup were stalled on I/O (cgroup v2 io.pressure total, µs → s; on a cgroup v1 host from the unified hierarchy's cgroup of the same path, when there is one). Not in semantic conventions; named after the proposed system.io.linux.pressure.total.", mi.Description())
+						assert.Equal(t, "Cumulative time in which some / all tasks of the cgroup were stalled on I/O (cgroup v2 io.pressure total, µs → s; on a cgroup v1 host from the unified hierarchy's cgroup of the same path, when there is one). Not in semantic conventions; named after the proposed disk_health.io.linux.pressure.total.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -552,7 +552,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["container.io.linux.pressure.total"] {
+						switch aggMap["disk_health.container.io.linux.pressure.total"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -564,7 +564,7 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("cgroup.path")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.linux.pressure.stall_type")
+						_, ok = dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 						assert.False(t, ok)
 					}
 				}

@@ -42,10 +42,10 @@ func (rb *ResourceBuilder) SetContainerRuntimeName(val string) {
 	}
 }
 
-// SetK8sPodQosClass sets provided value as "k8s.pod.qos_class" attribute.
-func (rb *ResourceBuilder) SetK8sPodQosClass(val string) {
-	if rb.config.K8sPodQosClass.Enabled {
-		rb.res.Attributes().PutStr("k8s.pod.qos_class", val)
+// SetDiskHealthK8sPodQosClass sets provided value as "disk_health.k8s.pod.qos_class" attribute.
+func (rb *ResourceBuilder) SetDiskHealthK8sPodQosClass(val string) {
+	if rb.config.DiskHealthK8sPodQosClass.Enabled {
+		rb.res.Attributes().PutStr("disk_health.k8s.pod.qos_class", val)
 	}
 }
 

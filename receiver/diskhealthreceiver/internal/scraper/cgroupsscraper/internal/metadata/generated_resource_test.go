@@ -16,7 +16,7 @@ func TestResourceBuilder(t *testing.T) {
 			rb.SetCgroupPath("cgroup.path-val")
 			rb.SetContainerID("container.id-val")
 			rb.SetContainerRuntimeName("container.runtime.name-val")
-			rb.SetK8sPodQosClass("k8s.pod.qos_class-val")
+			rb.SetDiskHealthK8sPodQosClass("disk_health.k8s.pod.qos_class-val")
 			rb.SetK8sPodUID("k8s.pod.uid-val")
 			rb.SetSystemdUnitName("systemd.unit.name-val")
 
@@ -49,10 +49,10 @@ func TestResourceBuilder(t *testing.T) {
 			if ok {
 				assert.Equal(t, "container.runtime.name-val", containerRuntimeNameAttrVal.Str())
 			}
-			k8sPodQosClassAttrVal, ok := res.Attributes().Get("k8s.pod.qos_class")
+			diskHealthK8sPodQosClassAttrVal, ok := res.Attributes().Get("disk_health.k8s.pod.qos_class")
 			assert.True(t, ok)
 			if ok {
-				assert.Equal(t, "k8s.pod.qos_class-val", k8sPodQosClassAttrVal.Str())
+				assert.Equal(t, "disk_health.k8s.pod.qos_class-val", diskHealthK8sPodQosClassAttrVal.Str())
 			}
 			k8sPodUIDAttrVal, ok := res.Attributes().Get("k8s.pod.uid")
 			assert.True(t, ok)

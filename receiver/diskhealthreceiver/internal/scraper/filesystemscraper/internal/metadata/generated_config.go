@@ -9,27 +9,27 @@ import (
 	"go.opentelemetry.io/collector/filter"
 )
 
-// SystemFilesystemCheckpointCopiesMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.copies metric.
-type SystemFilesystemCheckpointCopiesMetricAttributeKey string
+// DiskHealthFilesystemCheckpointCopiesMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.checkpoint.copies metric.
+type DiskHealthFilesystemCheckpointCopiesMetricAttributeKey string
 
 const (
-	SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice                       SystemFilesystemCheckpointCopiesMetricAttributeKey = "system.device"
-	SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain             SystemFilesystemCheckpointCopiesMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID               SystemFilesystemCheckpointCopiesMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType               SystemFilesystemCheckpointCopiesMetricAttributeKey = "system.filesystem.type"
-	SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation SystemFilesystemCheckpointCopiesMetricAttributeKey = "system.filesystem.checkpoint.rotation"
+	DiskHealthFilesystemCheckpointCopiesMetricAttributeKeySystemDevice                           DiskHealthFilesystemCheckpointCopiesMetricAttributeKey = "system.device"
+	DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemDomain             DiskHealthFilesystemCheckpointCopiesMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemUUID               DiskHealthFilesystemCheckpointCopiesMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType                   DiskHealthFilesystemCheckpointCopiesMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemCheckpointRotation DiskHealthFilesystemCheckpointCopiesMetricAttributeKey = "disk_health.filesystem.checkpoint.rotation"
 )
 
-// SystemFilesystemCheckpointCopiesMetricConfig provides config for the system.filesystem.checkpoint.copies metric.
-type SystemFilesystemCheckpointCopiesMetricConfig struct {
+// DiskHealthFilesystemCheckpointCopiesMetricConfig provides config for the disk_health.filesystem.checkpoint.copies metric.
+type DiskHealthFilesystemCheckpointCopiesMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemCheckpointCopiesMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemCheckpointCopiesMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemFilesystemCheckpointCopiesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthFilesystemCheckpointCopiesMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -43,12 +43,12 @@ func (ms *SystemFilesystemCheckpointCopiesMetricConfig) Unmarshal(parser *confma
 	return nil
 }
 
-func (ms *SystemFilesystemCheckpointCopiesMetricConfig) Validate() error {
+func (ms *DiskHealthFilesystemCheckpointCopiesMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation:
+		case DiskHealthFilesystemCheckpointCopiesMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemCheckpointRotation:
 		default:
-			return fmt.Errorf("metric system.filesystem.checkpoint.copies doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.rotation]", val)
+			return fmt.Errorf("metric disk_health.filesystem.checkpoint.copies doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type, disk_health.filesystem.checkpoint.rotation]", val)
 		}
 	}
 
@@ -61,26 +61,231 @@ func (ms *SystemFilesystemCheckpointCopiesMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemFilesystemCheckpointDurationMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.duration metric.
-type SystemFilesystemCheckpointDurationMetricAttributeKey string
+// DiskHealthFilesystemCheckpointDurationMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.checkpoint.duration metric.
+type DiskHealthFilesystemCheckpointDurationMetricAttributeKey string
 
 const (
-	SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice           SystemFilesystemCheckpointDurationMetricAttributeKey = "system.device"
-	SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointDurationMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointDurationMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointDurationMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemCheckpointDurationMetricAttributeKeySystemDevice               DiskHealthFilesystemCheckpointDurationMetricAttributeKey = "system.device"
+	DiskHealthFilesystemCheckpointDurationMetricAttributeKeyDiskHealthFilesystemDomain DiskHealthFilesystemCheckpointDurationMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemCheckpointDurationMetricAttributeKeyDiskHealthFilesystemUUID   DiskHealthFilesystemCheckpointDurationMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType       DiskHealthFilesystemCheckpointDurationMetricAttributeKey = "system.filesystem.type"
 )
 
-// SystemFilesystemCheckpointDurationMetricConfig provides config for the system.filesystem.checkpoint.duration metric.
-type SystemFilesystemCheckpointDurationMetricConfig struct {
+// DiskHealthFilesystemCheckpointDurationMetricConfig provides config for the disk_health.filesystem.checkpoint.duration metric.
+type DiskHealthFilesystemCheckpointDurationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemCheckpointDurationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemCheckpointDurationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemCheckpointDurationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemCheckpointDurationMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointDurationMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointDurationMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.checkpoint.duration doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemCheckpointHeadroomMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.checkpoint.headroom metric.
+type DiskHealthFilesystemCheckpointHeadroomMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice               DiskHealthFilesystemCheckpointHeadroomMetricAttributeKey = "system.device"
+	DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemDomain DiskHealthFilesystemCheckpointHeadroomMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemUUID   DiskHealthFilesystemCheckpointHeadroomMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType       DiskHealthFilesystemCheckpointHeadroomMetricAttributeKey = "system.filesystem.type"
+)
+
+// DiskHealthFilesystemCheckpointHeadroomMetricConfig provides config for the disk_health.filesystem.checkpoint.headroom metric.
+type DiskHealthFilesystemCheckpointHeadroomMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemCheckpointHeadroomMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemCheckpointHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemCheckpointHeadroomMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.checkpoint.headroom doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemCheckpointIntervalMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.checkpoint.interval metric.
+type DiskHealthFilesystemCheckpointIntervalMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemCheckpointIntervalMetricAttributeKeySystemDevice               DiskHealthFilesystemCheckpointIntervalMetricAttributeKey = "system.device"
+	DiskHealthFilesystemCheckpointIntervalMetricAttributeKeyDiskHealthFilesystemDomain DiskHealthFilesystemCheckpointIntervalMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemCheckpointIntervalMetricAttributeKeyDiskHealthFilesystemUUID   DiskHealthFilesystemCheckpointIntervalMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType       DiskHealthFilesystemCheckpointIntervalMetricAttributeKey = "system.filesystem.type"
+)
+
+// DiskHealthFilesystemCheckpointIntervalMetricConfig provides config for the disk_health.filesystem.checkpoint.interval metric.
+type DiskHealthFilesystemCheckpointIntervalMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemCheckpointIntervalMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemCheckpointIntervalMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemCheckpointIntervalMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemCheckpointIntervalMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.checkpoint.interval doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemCheckpointNextSaveMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.checkpoint.next_save metric.
+type DiskHealthFilesystemCheckpointNextSaveMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice               DiskHealthFilesystemCheckpointNextSaveMetricAttributeKey = "system.device"
+	DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeyDiskHealthFilesystemDomain DiskHealthFilesystemCheckpointNextSaveMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeyDiskHealthFilesystemUUID   DiskHealthFilesystemCheckpointNextSaveMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType       DiskHealthFilesystemCheckpointNextSaveMetricAttributeKey = "system.filesystem.type"
+)
+
+// DiskHealthFilesystemCheckpointNextSaveMetricConfig provides config for the disk_health.filesystem.checkpoint.next_save metric.
+type DiskHealthFilesystemCheckpointNextSaveMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemCheckpointNextSaveMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemCheckpointNextSaveMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemCheckpointNextSaveMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.checkpoint.next_save doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemCheckpointSizeMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.checkpoint.size metric.
+type DiskHealthFilesystemCheckpointSizeMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemCheckpointSizeMetricAttributeKeySystemDevice                             DiskHealthFilesystemCheckpointSizeMetricAttributeKey = "system.device"
+	DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemDomain               DiskHealthFilesystemCheckpointSizeMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemUUID                 DiskHealthFilesystemCheckpointSizeMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType                     DiskHealthFilesystemCheckpointSizeMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemCheckpointPercentile DiskHealthFilesystemCheckpointSizeMetricAttributeKey = "disk_health.filesystem.checkpoint.percentile"
+)
+
+// DiskHealthFilesystemCheckpointSizeMetricConfig provides config for the disk_health.filesystem.checkpoint.size metric.
+type DiskHealthFilesystemCheckpointSizeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
 	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemCheckpointDurationMetricAttributeKey `mapstructure:"attributes"`
+	EnabledAttributes   []DiskHealthFilesystemCheckpointSizeMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemFilesystemCheckpointDurationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthFilesystemCheckpointSizeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -94,12 +299,12 @@ func (ms *SystemFilesystemCheckpointDurationMetricConfig) Unmarshal(parser *conf
 	return nil
 }
 
-func (ms *SystemFilesystemCheckpointDurationMetricConfig) Validate() error {
+func (ms *DiskHealthFilesystemCheckpointSizeMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType:
+		case DiskHealthFilesystemCheckpointSizeMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemCheckpointPercentile:
 		default:
-			return fmt.Errorf("metric system.filesystem.checkpoint.duration doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+			return fmt.Errorf("metric disk_health.filesystem.checkpoint.size doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type, disk_health.filesystem.checkpoint.percentile]", val)
 		}
 	}
 
@@ -112,26 +317,236 @@ func (ms *SystemFilesystemCheckpointDurationMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemFilesystemCheckpointHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.headroom metric.
-type SystemFilesystemCheckpointHeadroomMetricAttributeKey string
+// DiskHealthFilesystemCheckpointStateMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.checkpoint.state metric.
+type DiskHealthFilesystemCheckpointStateMetricAttributeKey string
 
 const (
-	SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice           SystemFilesystemCheckpointHeadroomMetricAttributeKey = "system.device"
-	SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointHeadroomMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointHeadroomMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointHeadroomMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemCheckpointStateMetricAttributeKeySystemDevice                        DiskHealthFilesystemCheckpointStateMetricAttributeKey = "system.device"
+	DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemDomain          DiskHealthFilesystemCheckpointStateMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemUUID            DiskHealthFilesystemCheckpointStateMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType                DiskHealthFilesystemCheckpointStateMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemCheckpointState DiskHealthFilesystemCheckpointStateMetricAttributeKey = "disk_health.filesystem.checkpoint.state"
 )
 
-// SystemFilesystemCheckpointHeadroomMetricConfig provides config for the system.filesystem.checkpoint.headroom metric.
-type SystemFilesystemCheckpointHeadroomMetricConfig struct {
+// DiskHealthFilesystemCheckpointStateMetricConfig provides config for the disk_health.filesystem.checkpoint.state metric.
+type DiskHealthFilesystemCheckpointStateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemCheckpointStateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemCheckpointStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemCheckpointStateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemCheckpointStateMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemCheckpointState:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.checkpoint.state doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type, disk_health.filesystem.checkpoint.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemCheckpointThroughputMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.checkpoint.throughput metric.
+type DiskHealthFilesystemCheckpointThroughputMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemCheckpointThroughputMetricAttributeKeySystemDevice               DiskHealthFilesystemCheckpointThroughputMetricAttributeKey = "system.device"
+	DiskHealthFilesystemCheckpointThroughputMetricAttributeKeyDiskHealthFilesystemDomain DiskHealthFilesystemCheckpointThroughputMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemCheckpointThroughputMetricAttributeKeyDiskHealthFilesystemUUID   DiskHealthFilesystemCheckpointThroughputMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType       DiskHealthFilesystemCheckpointThroughputMetricAttributeKey = "system.filesystem.type"
+)
+
+// DiskHealthFilesystemCheckpointThroughputMetricConfig provides config for the disk_health.filesystem.checkpoint.throughput metric.
+type DiskHealthFilesystemCheckpointThroughputMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemCheckpointThroughputMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemCheckpointThroughputMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemCheckpointThroughputMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.checkpoint.throughput doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemCheckpointWriterMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.checkpoint.writer metric.
+type DiskHealthFilesystemCheckpointWriterMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemCheckpointWriterMetricAttributeKeySystemDevice               DiskHealthFilesystemCheckpointWriterMetricAttributeKey = "system.device"
+	DiskHealthFilesystemCheckpointWriterMetricAttributeKeyDiskHealthFilesystemDomain DiskHealthFilesystemCheckpointWriterMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemCheckpointWriterMetricAttributeKeyDiskHealthFilesystemUUID   DiskHealthFilesystemCheckpointWriterMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType       DiskHealthFilesystemCheckpointWriterMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemCheckpointWriterMetricAttributeKeyCgroupPath                 DiskHealthFilesystemCheckpointWriterMetricAttributeKey = "cgroup.path"
+	DiskHealthFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID                  DiskHealthFilesystemCheckpointWriterMetricAttributeKey = "k8s.pod.uid"
+	DiskHealthFilesystemCheckpointWriterMetricAttributeKeyContainerID                DiskHealthFilesystemCheckpointWriterMetricAttributeKey = "container.id"
+)
+
+// DiskHealthFilesystemCheckpointWriterMetricConfig provides config for the disk_health.filesystem.checkpoint.writer metric.
+type DiskHealthFilesystemCheckpointWriterMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemCheckpointWriterMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemCheckpointWriterMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemCheckpointWriterMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemCheckpointWriterMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyCgroupPath, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyContainerID:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.checkpoint.writer doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type, cgroup.path, k8s.pod.uid, container.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemDomainBindingLimitMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.domain.binding_limit metric.
+type DiskHealthFilesystemDomainBindingLimitMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemDomainBindingLimitMetricAttributeKeySystemDevice                  DiskHealthFilesystemDomainBindingLimitMetricAttributeKey = "system.device"
+	DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemDomain    DiskHealthFilesystemDomainBindingLimitMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemUUID      DiskHealthFilesystemDomainBindingLimitMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType          DiskHealthFilesystemDomainBindingLimitMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemLimitName DiskHealthFilesystemDomainBindingLimitMetricAttributeKey = "disk_health.filesystem.limit.name"
+)
+
+// DiskHealthFilesystemDomainBindingLimitMetricConfig provides config for the disk_health.filesystem.domain.binding_limit metric.
+type DiskHealthFilesystemDomainBindingLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemDomainBindingLimitMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemDomainBindingLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemDomainBindingLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemDomainBindingLimitMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemLimitName:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.domain.binding_limit doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type, disk_health.filesystem.limit.name]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemDomainHeadroomMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.domain.headroom metric.
+type DiskHealthFilesystemDomainHeadroomMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemDomainHeadroomMetricAttributeKeySystemDevice                  DiskHealthFilesystemDomainHeadroomMetricAttributeKey = "system.device"
+	DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemDomain    DiskHealthFilesystemDomainHeadroomMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemUUID      DiskHealthFilesystemDomainHeadroomMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType          DiskHealthFilesystemDomainHeadroomMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemLimitName DiskHealthFilesystemDomainHeadroomMetricAttributeKey = "disk_health.filesystem.limit.name"
+)
+
+// DiskHealthFilesystemDomainHeadroomMetricConfig provides config for the disk_health.filesystem.domain.headroom metric.
+type DiskHealthFilesystemDomainHeadroomMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
 	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemCheckpointHeadroomMetricAttributeKey `mapstructure:"attributes"`
+	EnabledAttributes   []DiskHealthFilesystemDomainHeadroomMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemFilesystemCheckpointHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthFilesystemDomainHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -145,12 +560,12 @@ func (ms *SystemFilesystemCheckpointHeadroomMetricConfig) Unmarshal(parser *conf
 	return nil
 }
 
-func (ms *SystemFilesystemCheckpointHeadroomMetricConfig) Validate() error {
+func (ms *DiskHealthFilesystemDomainHeadroomMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType:
+		case DiskHealthFilesystemDomainHeadroomMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemLimitName:
 		default:
-			return fmt.Errorf("metric system.filesystem.checkpoint.headroom doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+			return fmt.Errorf("metric disk_health.filesystem.domain.headroom doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type, disk_health.filesystem.limit.name]", val)
 		}
 	}
 
@@ -163,26 +578,27 @@ func (ms *SystemFilesystemCheckpointHeadroomMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemFilesystemCheckpointIntervalMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.interval metric.
-type SystemFilesystemCheckpointIntervalMetricAttributeKey string
+// DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.domain.inodes.headroom metric.
+type DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKey string
 
 const (
-	SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice           SystemFilesystemCheckpointIntervalMetricAttributeKey = "system.device"
-	SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointIntervalMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointIntervalMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointIntervalMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice                  DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKey = "system.device"
+	DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemDomain    DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemUUID      DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType          DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemLimitName DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKey = "disk_health.filesystem.limit.name"
 )
 
-// SystemFilesystemCheckpointIntervalMetricConfig provides config for the system.filesystem.checkpoint.interval metric.
-type SystemFilesystemCheckpointIntervalMetricConfig struct {
+// DiskHealthFilesystemDomainInodesHeadroomMetricConfig provides config for the disk_health.filesystem.domain.inodes.headroom metric.
+type DiskHealthFilesystemDomainInodesHeadroomMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemCheckpointIntervalMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemFilesystemCheckpointIntervalMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthFilesystemDomainInodesHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -196,12 +612,12 @@ func (ms *SystemFilesystemCheckpointIntervalMetricConfig) Unmarshal(parser *conf
 	return nil
 }
 
-func (ms *SystemFilesystemCheckpointIntervalMetricConfig) Validate() error {
+func (ms *DiskHealthFilesystemDomainInodesHeadroomMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType:
+		case DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemLimitName:
 		default:
-			return fmt.Errorf("metric system.filesystem.checkpoint.interval doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+			return fmt.Errorf("metric disk_health.filesystem.domain.inodes.headroom doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type, disk_health.filesystem.limit.name]", val)
 		}
 	}
 
@@ -214,130 +630,26 @@ func (ms *SystemFilesystemCheckpointIntervalMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemFilesystemCheckpointNextSaveMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.next_save metric.
-type SystemFilesystemCheckpointNextSaveMetricAttributeKey string
+// DiskHealthFilesystemDomainLimitMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.domain.limit metric.
+type DiskHealthFilesystemDomainLimitMetricAttributeKey string
 
 const (
-	SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice           SystemFilesystemCheckpointNextSaveMetricAttributeKey = "system.device"
-	SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointNextSaveMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointNextSaveMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointNextSaveMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemDomainLimitMetricAttributeKeySystemDevice               DiskHealthFilesystemDomainLimitMetricAttributeKey = "system.device"
+	DiskHealthFilesystemDomainLimitMetricAttributeKeyDiskHealthFilesystemDomain DiskHealthFilesystemDomainLimitMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemDomainLimitMetricAttributeKeyDiskHealthFilesystemUUID   DiskHealthFilesystemDomainLimitMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemDomainLimitMetricAttributeKeySystemFilesystemType       DiskHealthFilesystemDomainLimitMetricAttributeKey = "system.filesystem.type"
 )
 
-// SystemFilesystemCheckpointNextSaveMetricConfig provides config for the system.filesystem.checkpoint.next_save metric.
-type SystemFilesystemCheckpointNextSaveMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemCheckpointNextSaveMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemCheckpointNextSaveMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemCheckpointNextSaveMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType:
-		default:
-			return fmt.Errorf("metric system.filesystem.checkpoint.next_save doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemCheckpointSizeMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.size metric.
-type SystemFilesystemCheckpointSizeMetricAttributeKey string
-
-const (
-	SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice                         SystemFilesystemCheckpointSizeMetricAttributeKey = "system.device"
-	SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain               SystemFilesystemCheckpointSizeMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID                 SystemFilesystemCheckpointSizeMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType                 SystemFilesystemCheckpointSizeMetricAttributeKey = "system.filesystem.type"
-	SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile SystemFilesystemCheckpointSizeMetricAttributeKey = "system.filesystem.checkpoint.percentile"
-)
-
-// SystemFilesystemCheckpointSizeMetricConfig provides config for the system.filesystem.checkpoint.size metric.
-type SystemFilesystemCheckpointSizeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemCheckpointSizeMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemCheckpointSizeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemCheckpointSizeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile:
-		default:
-			return fmt.Errorf("metric system.filesystem.checkpoint.size doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.percentile]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemCheckpointStateMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.state metric.
-type SystemFilesystemCheckpointStateMetricAttributeKey string
-
-const (
-	SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice                    SystemFilesystemCheckpointStateMetricAttributeKey = "system.device"
-	SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain          SystemFilesystemCheckpointStateMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID            SystemFilesystemCheckpointStateMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType            SystemFilesystemCheckpointStateMetricAttributeKey = "system.filesystem.type"
-	SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState SystemFilesystemCheckpointStateMetricAttributeKey = "system.filesystem.checkpoint.state"
-)
-
-// SystemFilesystemCheckpointStateMetricConfig provides config for the system.filesystem.checkpoint.state metric.
-type SystemFilesystemCheckpointStateMetricConfig struct {
+// DiskHealthFilesystemDomainLimitMetricConfig provides config for the disk_health.filesystem.domain.limit metric.
+type DiskHealthFilesystemDomainLimitMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
 	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemCheckpointStateMetricAttributeKey `mapstructure:"attributes"`
+	EnabledAttributes   []DiskHealthFilesystemDomainLimitMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemFilesystemCheckpointStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthFilesystemDomainLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -351,12 +663,12 @@ func (ms *SystemFilesystemCheckpointStateMetricConfig) Unmarshal(parser *confmap
 	return nil
 }
 
-func (ms *SystemFilesystemCheckpointStateMetricConfig) Validate() error {
+func (ms *DiskHealthFilesystemDomainLimitMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState:
+		case DiskHealthFilesystemDomainLimitMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainLimitMetricAttributeKeySystemFilesystemType:
 		default:
-			return fmt.Errorf("metric system.filesystem.checkpoint.state doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.state]", val)
+			return fmt.Errorf("metric disk_health.filesystem.domain.limit doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]", val)
 		}
 	}
 
@@ -369,80 +681,26 @@ func (ms *SystemFilesystemCheckpointStateMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemFilesystemCheckpointThroughputMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.throughput metric.
-type SystemFilesystemCheckpointThroughputMetricAttributeKey string
+// DiskHealthFilesystemDomainMountsMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.domain.mounts metric.
+type DiskHealthFilesystemDomainMountsMetricAttributeKey string
 
 const (
-	SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice           SystemFilesystemCheckpointThroughputMetricAttributeKey = "system.device"
-	SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointThroughputMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointThroughputMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointThroughputMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemDomainMountsMetricAttributeKeySystemDevice               DiskHealthFilesystemDomainMountsMetricAttributeKey = "system.device"
+	DiskHealthFilesystemDomainMountsMetricAttributeKeyDiskHealthFilesystemDomain DiskHealthFilesystemDomainMountsMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemDomainMountsMetricAttributeKeyDiskHealthFilesystemUUID   DiskHealthFilesystemDomainMountsMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemDomainMountsMetricAttributeKeySystemFilesystemType       DiskHealthFilesystemDomainMountsMetricAttributeKey = "system.filesystem.type"
 )
 
-// SystemFilesystemCheckpointThroughputMetricConfig provides config for the system.filesystem.checkpoint.throughput metric.
-type SystemFilesystemCheckpointThroughputMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemCheckpointThroughputMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemCheckpointThroughputMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemCheckpointThroughputMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType:
-		default:
-			return fmt.Errorf("metric system.filesystem.checkpoint.throughput doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemCheckpointWriterMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.writer metric.
-type SystemFilesystemCheckpointWriterMetricAttributeKey string
-
-const (
-	SystemFilesystemCheckpointWriterMetricAttributeKeySystemDevice           SystemFilesystemCheckpointWriterMetricAttributeKey = "system.device"
-	SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointWriterMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointWriterMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointWriterMetricAttributeKey = "system.filesystem.type"
-	SystemFilesystemCheckpointWriterMetricAttributeKeyCgroupPath             SystemFilesystemCheckpointWriterMetricAttributeKey = "cgroup.path"
-	SystemFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID              SystemFilesystemCheckpointWriterMetricAttributeKey = "k8s.pod.uid"
-	SystemFilesystemCheckpointWriterMetricAttributeKeyContainerID            SystemFilesystemCheckpointWriterMetricAttributeKey = "container.id"
-)
-
-// SystemFilesystemCheckpointWriterMetricConfig provides config for the system.filesystem.checkpoint.writer metric.
-type SystemFilesystemCheckpointWriterMetricConfig struct {
+// DiskHealthFilesystemDomainMountsMetricConfig provides config for the disk_health.filesystem.domain.mounts metric.
+type DiskHealthFilesystemDomainMountsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
 	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemCheckpointWriterMetricAttributeKey `mapstructure:"attributes"`
+	EnabledAttributes   []DiskHealthFilesystemDomainMountsMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemFilesystemCheckpointWriterMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthFilesystemDomainMountsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -456,12 +714,12 @@ func (ms *SystemFilesystemCheckpointWriterMetricConfig) Unmarshal(parser *confma
 	return nil
 }
 
-func (ms *SystemFilesystemCheckpointWriterMetricConfig) Validate() error {
+func (ms *DiskHealthFilesystemDomainMountsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemCheckpointWriterMetricAttributeKeySystemDevice, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointWriterMetricAttributeKeyCgroupPath, SystemFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID, SystemFilesystemCheckpointWriterMetricAttributeKeyContainerID:
+		case DiskHealthFilesystemDomainMountsMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainMountsMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainMountsMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainMountsMetricAttributeKeySystemFilesystemType:
 		default:
-			return fmt.Errorf("metric system.filesystem.checkpoint.writer doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, cgroup.path, k8s.pod.uid, container.id]", val)
+			return fmt.Errorf("metric disk_health.filesystem.domain.mounts doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]", val)
 		}
 	}
 
@@ -474,131 +732,26 @@ func (ms *SystemFilesystemCheckpointWriterMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemFilesystemDomainBindingLimitMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.binding_limit metric.
-type SystemFilesystemDomainBindingLimitMetricAttributeKey string
+// DiskHealthFilesystemDomainTimeToFullMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.domain.time_to_full metric.
+type DiskHealthFilesystemDomainTimeToFullMetricAttributeKey string
 
 const (
-	SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice              SystemFilesystemDomainBindingLimitMetricAttributeKey = "system.device"
-	SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain    SystemFilesystemDomainBindingLimitMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID      SystemFilesystemDomainBindingLimitMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType      SystemFilesystemDomainBindingLimitMetricAttributeKey = "system.filesystem.type"
-	SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName SystemFilesystemDomainBindingLimitMetricAttributeKey = "system.filesystem.limit.name"
+	DiskHealthFilesystemDomainTimeToFullMetricAttributeKeySystemDevice               DiskHealthFilesystemDomainTimeToFullMetricAttributeKey = "system.device"
+	DiskHealthFilesystemDomainTimeToFullMetricAttributeKeyDiskHealthFilesystemDomain DiskHealthFilesystemDomainTimeToFullMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemDomainTimeToFullMetricAttributeKeyDiskHealthFilesystemUUID   DiskHealthFilesystemDomainTimeToFullMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType       DiskHealthFilesystemDomainTimeToFullMetricAttributeKey = "system.filesystem.type"
 )
 
-// SystemFilesystemDomainBindingLimitMetricConfig provides config for the system.filesystem.domain.binding_limit metric.
-type SystemFilesystemDomainBindingLimitMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemDomainBindingLimitMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemDomainBindingLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemDomainBindingLimitMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName:
-		default:
-			return fmt.Errorf("metric system.filesystem.domain.binding_limit doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemDomainHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.headroom metric.
-type SystemFilesystemDomainHeadroomMetricAttributeKey string
-
-const (
-	SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice              SystemFilesystemDomainHeadroomMetricAttributeKey = "system.device"
-	SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain    SystemFilesystemDomainHeadroomMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID      SystemFilesystemDomainHeadroomMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType      SystemFilesystemDomainHeadroomMetricAttributeKey = "system.filesystem.type"
-	SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName SystemFilesystemDomainHeadroomMetricAttributeKey = "system.filesystem.limit.name"
-)
-
-// SystemFilesystemDomainHeadroomMetricConfig provides config for the system.filesystem.domain.headroom metric.
-type SystemFilesystemDomainHeadroomMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemDomainHeadroomMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemDomainHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemDomainHeadroomMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName:
-		default:
-			return fmt.Errorf("metric system.filesystem.domain.headroom doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemDomainInodesHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.inodes.headroom metric.
-type SystemFilesystemDomainInodesHeadroomMetricAttributeKey string
-
-const (
-	SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice              SystemFilesystemDomainInodesHeadroomMetricAttributeKey = "system.device"
-	SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain    SystemFilesystemDomainInodesHeadroomMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID      SystemFilesystemDomainInodesHeadroomMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType      SystemFilesystemDomainInodesHeadroomMetricAttributeKey = "system.filesystem.type"
-	SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName SystemFilesystemDomainInodesHeadroomMetricAttributeKey = "system.filesystem.limit.name"
-)
-
-// SystemFilesystemDomainInodesHeadroomMetricConfig provides config for the system.filesystem.domain.inodes.headroom metric.
-type SystemFilesystemDomainInodesHeadroomMetricConfig struct {
+// DiskHealthFilesystemDomainTimeToFullMetricConfig provides config for the disk_health.filesystem.domain.time_to_full metric.
+type DiskHealthFilesystemDomainTimeToFullMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
 	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemDomainInodesHeadroomMetricAttributeKey `mapstructure:"attributes"`
+	EnabledAttributes   []DiskHealthFilesystemDomainTimeToFullMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemFilesystemDomainInodesHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthFilesystemDomainTimeToFullMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -612,12 +765,12 @@ func (ms *SystemFilesystemDomainInodesHeadroomMetricConfig) Unmarshal(parser *co
 	return nil
 }
 
-func (ms *SystemFilesystemDomainInodesHeadroomMetricConfig) Validate() error {
+func (ms *DiskHealthFilesystemDomainTimeToFullMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName:
+		case DiskHealthFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType:
 		default:
-			return fmt.Errorf("metric system.filesystem.domain.inodes.headroom doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]", val)
+			return fmt.Errorf("metric disk_health.filesystem.domain.time_to_full doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]", val)
 		}
 	}
 
@@ -630,26 +783,27 @@ func (ms *SystemFilesystemDomainInodesHeadroomMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemFilesystemDomainLimitMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.limit metric.
-type SystemFilesystemDomainLimitMetricAttributeKey string
+// DiskHealthFilesystemDomainUsageMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.domain.usage metric.
+type DiskHealthFilesystemDomainUsageMetricAttributeKey string
 
 const (
-	SystemFilesystemDomainLimitMetricAttributeKeySystemDevice           SystemFilesystemDomainLimitMetricAttributeKey = "system.device"
-	SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain SystemFilesystemDomainLimitMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID   SystemFilesystemDomainLimitMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType   SystemFilesystemDomainLimitMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemDomainUsageMetricAttributeKeySystemDevice               DiskHealthFilesystemDomainUsageMetricAttributeKey = "system.device"
+	DiskHealthFilesystemDomainUsageMetricAttributeKeyDiskHealthFilesystemDomain DiskHealthFilesystemDomainUsageMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemDomainUsageMetricAttributeKeyDiskHealthFilesystemUUID   DiskHealthFilesystemDomainUsageMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemDomainUsageMetricAttributeKeySystemFilesystemType       DiskHealthFilesystemDomainUsageMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemDomainUsageMetricAttributeKeySystemFilesystemState      DiskHealthFilesystemDomainUsageMetricAttributeKey = "system.filesystem.state"
 )
 
-// SystemFilesystemDomainLimitMetricConfig provides config for the system.filesystem.domain.limit metric.
-type SystemFilesystemDomainLimitMetricConfig struct {
+// DiskHealthFilesystemDomainUsageMetricConfig provides config for the disk_health.filesystem.domain.usage metric.
+type DiskHealthFilesystemDomainUsageMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemDomainLimitMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemDomainUsageMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemFilesystemDomainLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthFilesystemDomainUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -663,12 +817,12 @@ func (ms *SystemFilesystemDomainLimitMetricConfig) Unmarshal(parser *confmap.Con
 	return nil
 }
 
-func (ms *SystemFilesystemDomainLimitMetricConfig) Validate() error {
+func (ms *DiskHealthFilesystemDomainUsageMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemDomainLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType:
+		case DiskHealthFilesystemDomainUsageMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainUsageMetricAttributeKeySystemFilesystemState:
 		default:
-			return fmt.Errorf("metric system.filesystem.domain.limit doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+			return fmt.Errorf("metric disk_health.filesystem.domain.usage doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type, system.filesystem.state]", val)
 		}
 	}
 
@@ -681,26 +835,606 @@ func (ms *SystemFilesystemDomainLimitMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemFilesystemDomainMountsMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.mounts metric.
-type SystemFilesystemDomainMountsMetricAttributeKey string
+// DiskHealthFilesystemInodesUsageMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.inodes.usage metric.
+type DiskHealthFilesystemInodesUsageMetricAttributeKey string
 
 const (
-	SystemFilesystemDomainMountsMetricAttributeKeySystemDevice           SystemFilesystemDomainMountsMetricAttributeKey = "system.device"
-	SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain SystemFilesystemDomainMountsMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID   SystemFilesystemDomainMountsMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType   SystemFilesystemDomainMountsMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemInodesUsageMetricAttributeKeySystemDevice               DiskHealthFilesystemInodesUsageMetricAttributeKey = "system.device"
+	DiskHealthFilesystemInodesUsageMetricAttributeKeyDiskHealthFilesystemDomain DiskHealthFilesystemInodesUsageMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemInodesUsageMetricAttributeKeyDiskHealthFilesystemUUID   DiskHealthFilesystemInodesUsageMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode       DiskHealthFilesystemInodesUsageMetricAttributeKey = "system.filesystem.mode"
+	DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint DiskHealthFilesystemInodesUsageMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemType       DiskHealthFilesystemInodesUsageMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemState      DiskHealthFilesystemInodesUsageMetricAttributeKey = "system.filesystem.state"
 )
 
-// SystemFilesystemDomainMountsMetricConfig provides config for the system.filesystem.domain.mounts metric.
-type SystemFilesystemDomainMountsMetricConfig struct {
+// DiskHealthFilesystemInodesUsageMetricConfig provides config for the disk_health.filesystem.inodes.usage metric.
+type DiskHealthFilesystemInodesUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemInodesUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemInodesUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemInodesUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemInodesUsageMetricAttributeKeySystemDevice, DiskHealthFilesystemInodesUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemInodesUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemState:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.inodes.usage doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemInodesUtilizationMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.inodes.utilization metric.
+type DiskHealthFilesystemInodesUtilizationMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemDevice               DiskHealthFilesystemInodesUtilizationMetricAttributeKey = "system.device"
+	DiskHealthFilesystemInodesUtilizationMetricAttributeKeyDiskHealthFilesystemDomain DiskHealthFilesystemInodesUtilizationMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemInodesUtilizationMetricAttributeKeyDiskHealthFilesystemUUID   DiskHealthFilesystemInodesUtilizationMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode       DiskHealthFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.mode"
+	DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint DiskHealthFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType       DiskHealthFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.type"
+)
+
+// DiskHealthFilesystemInodesUtilizationMetricConfig provides config for the disk_health.filesystem.inodes.utilization metric.
+type DiskHealthFilesystemInodesUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemInodesUtilizationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemInodesUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemInodesUtilizationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemDevice, DiskHealthFilesystemInodesUtilizationMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemInodesUtilizationMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.inodes.utilization doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.project.checkpoint.copies metric.
+type DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemDomain             DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemUUID               DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectID          DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKey = "disk_health.filesystem.project.id"
+	DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectName        DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKey = "disk_health.filesystem.project.name"
+	DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectDirectory   DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKey = "disk_health.filesystem.project.directory"
+	DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemCheckpointRotation DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKey = "disk_health.filesystem.checkpoint.rotation"
+)
+
+// DiskHealthFilesystemProjectCheckpointCopiesMetricConfig provides config for the disk_health.filesystem.project.checkpoint.copies metric.
+type DiskHealthFilesystemProjectCheckpointCopiesMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemProjectCheckpointCopiesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemProjectCheckpointCopiesMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemCheckpointRotation:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.project.checkpoint.copies doesn't have an attribute %v, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory, disk_health.filesystem.checkpoint.rotation]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.project.checkpoint.headroom metric.
+type DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemDomain           DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemUUID             DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectID        DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKey = "disk_health.filesystem.project.id"
+	DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectName      DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKey = "disk_health.filesystem.project.name"
+	DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectDirectory DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKey = "disk_health.filesystem.project.directory"
+)
+
+// DiskHealthFilesystemProjectCheckpointHeadroomMetricConfig provides config for the disk_health.filesystem.project.checkpoint.headroom metric.
+type DiskHealthFilesystemProjectCheckpointHeadroomMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemProjectCheckpointHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemProjectCheckpointHeadroomMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectDirectory:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.project.checkpoint.headroom doesn't have an attribute %v, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.project.checkpoint.size metric.
+type DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemDomain               DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemUUID                 DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectID            DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKey = "disk_health.filesystem.project.id"
+	DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectName          DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKey = "disk_health.filesystem.project.name"
+	DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectDirectory     DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKey = "disk_health.filesystem.project.directory"
+	DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemCheckpointPercentile DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKey = "disk_health.filesystem.checkpoint.percentile"
+)
+
+// DiskHealthFilesystemProjectCheckpointSizeMetricConfig provides config for the disk_health.filesystem.project.checkpoint.size metric.
+type DiskHealthFilesystemProjectCheckpointSizeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemProjectCheckpointSizeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemProjectCheckpointSizeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemCheckpointPercentile:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.project.checkpoint.size doesn't have an attribute %v, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory, disk_health.filesystem.checkpoint.percentile]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemProjectCheckpointStateMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.project.checkpoint.state metric.
+type DiskHealthFilesystemProjectCheckpointStateMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemDomain           DiskHealthFilesystemProjectCheckpointStateMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemUUID             DiskHealthFilesystemProjectCheckpointStateMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectID        DiskHealthFilesystemProjectCheckpointStateMetricAttributeKey = "disk_health.filesystem.project.id"
+	DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectName      DiskHealthFilesystemProjectCheckpointStateMetricAttributeKey = "disk_health.filesystem.project.name"
+	DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectDirectory DiskHealthFilesystemProjectCheckpointStateMetricAttributeKey = "disk_health.filesystem.project.directory"
+	DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemCheckpointState  DiskHealthFilesystemProjectCheckpointStateMetricAttributeKey = "disk_health.filesystem.checkpoint.state"
+)
+
+// DiskHealthFilesystemProjectCheckpointStateMetricConfig provides config for the disk_health.filesystem.project.checkpoint.state metric.
+type DiskHealthFilesystemProjectCheckpointStateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemProjectCheckpointStateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemProjectCheckpointStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemProjectCheckpointStateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemCheckpointState:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.project.checkpoint.state doesn't have an attribute %v, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory, disk_health.filesystem.checkpoint.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemProjectHeadroomMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.project.headroom metric.
+type DiskHealthFilesystemProjectHeadroomMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemDomain           DiskHealthFilesystemProjectHeadroomMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemUUID             DiskHealthFilesystemProjectHeadroomMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectID        DiskHealthFilesystemProjectHeadroomMetricAttributeKey = "disk_health.filesystem.project.id"
+	DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectName      DiskHealthFilesystemProjectHeadroomMetricAttributeKey = "disk_health.filesystem.project.name"
+	DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectDirectory DiskHealthFilesystemProjectHeadroomMetricAttributeKey = "disk_health.filesystem.project.directory"
+)
+
+// DiskHealthFilesystemProjectHeadroomMetricConfig provides config for the disk_health.filesystem.project.headroom metric.
+type DiskHealthFilesystemProjectHeadroomMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemProjectHeadroomMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemProjectHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemProjectHeadroomMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectDirectory:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.project.headroom doesn't have an attribute %v, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemProjectInodesLimitMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.project.inodes.limit metric.
+type DiskHealthFilesystemProjectInodesLimitMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemDomain           DiskHealthFilesystemProjectInodesLimitMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemUUID             DiskHealthFilesystemProjectInodesLimitMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectID        DiskHealthFilesystemProjectInodesLimitMetricAttributeKey = "disk_health.filesystem.project.id"
+	DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectName      DiskHealthFilesystemProjectInodesLimitMetricAttributeKey = "disk_health.filesystem.project.name"
+	DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectDirectory DiskHealthFilesystemProjectInodesLimitMetricAttributeKey = "disk_health.filesystem.project.directory"
+	DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectLimitType DiskHealthFilesystemProjectInodesLimitMetricAttributeKey = "disk_health.filesystem.project.limit.type"
+)
+
+// DiskHealthFilesystemProjectInodesLimitMetricConfig provides config for the disk_health.filesystem.project.inodes.limit metric.
+type DiskHealthFilesystemProjectInodesLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemProjectInodesLimitMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemProjectInodesLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemProjectInodesLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectLimitType:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.project.inodes.limit doesn't have an attribute %v, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory, disk_health.filesystem.project.limit.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemProjectInodesUsageMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.project.inodes.usage metric.
+type DiskHealthFilesystemProjectInodesUsageMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemDomain           DiskHealthFilesystemProjectInodesUsageMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemUUID             DiskHealthFilesystemProjectInodesUsageMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectID        DiskHealthFilesystemProjectInodesUsageMetricAttributeKey = "disk_health.filesystem.project.id"
+	DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectName      DiskHealthFilesystemProjectInodesUsageMetricAttributeKey = "disk_health.filesystem.project.name"
+	DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectDirectory DiskHealthFilesystemProjectInodesUsageMetricAttributeKey = "disk_health.filesystem.project.directory"
+)
+
+// DiskHealthFilesystemProjectInodesUsageMetricConfig provides config for the disk_health.filesystem.project.inodes.usage metric.
+type DiskHealthFilesystemProjectInodesUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemProjectInodesUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemProjectInodesUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemProjectInodesUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectDirectory:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.project.inodes.usage doesn't have an attribute %v, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemProjectLimitMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.project.limit metric.
+type DiskHealthFilesystemProjectLimitMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemDomain           DiskHealthFilesystemProjectLimitMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemUUID             DiskHealthFilesystemProjectLimitMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectID        DiskHealthFilesystemProjectLimitMetricAttributeKey = "disk_health.filesystem.project.id"
+	DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectName      DiskHealthFilesystemProjectLimitMetricAttributeKey = "disk_health.filesystem.project.name"
+	DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectDirectory DiskHealthFilesystemProjectLimitMetricAttributeKey = "disk_health.filesystem.project.directory"
+	DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectLimitType DiskHealthFilesystemProjectLimitMetricAttributeKey = "disk_health.filesystem.project.limit.type"
+)
+
+// DiskHealthFilesystemProjectLimitMetricConfig provides config for the disk_health.filesystem.project.limit metric.
+type DiskHealthFilesystemProjectLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemProjectLimitMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemProjectLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemProjectLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectLimitType:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.project.limit doesn't have an attribute %v, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory, disk_health.filesystem.project.limit.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemProjectUsageMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.project.usage metric.
+type DiskHealthFilesystemProjectUsageMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemDomain           DiskHealthFilesystemProjectUsageMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemUUID             DiskHealthFilesystemProjectUsageMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectID        DiskHealthFilesystemProjectUsageMetricAttributeKey = "disk_health.filesystem.project.id"
+	DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectName      DiskHealthFilesystemProjectUsageMetricAttributeKey = "disk_health.filesystem.project.name"
+	DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectDirectory DiskHealthFilesystemProjectUsageMetricAttributeKey = "disk_health.filesystem.project.directory"
+)
+
+// DiskHealthFilesystemProjectUsageMetricConfig provides config for the disk_health.filesystem.project.usage metric.
+type DiskHealthFilesystemProjectUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemProjectUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemProjectUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemProjectUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectDirectory:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.project.usage doesn't have an attribute %v, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthFilesystemProjectsMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.projects metric.
+type DiskHealthFilesystemProjectsMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemProjectsMetricAttributeKeySystemDevice               DiskHealthFilesystemProjectsMetricAttributeKey = "system.device"
+	DiskHealthFilesystemProjectsMetricAttributeKeyDiskHealthFilesystemDomain DiskHealthFilesystemProjectsMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemProjectsMetricAttributeKeyDiskHealthFilesystemUUID   DiskHealthFilesystemProjectsMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemProjectsMetricAttributeKeySystemFilesystemType       DiskHealthFilesystemProjectsMetricAttributeKey = "system.filesystem.type"
+)
+
+// DiskHealthFilesystemProjectsMetricConfig provides config for the disk_health.filesystem.projects metric.
+type DiskHealthFilesystemProjectsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
 	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemDomainMountsMetricAttributeKey `mapstructure:"attributes"`
+	EnabledAttributes   []DiskHealthFilesystemProjectsMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemFilesystemDomainMountsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthFilesystemProjectsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -714,12 +1448,12 @@ func (ms *SystemFilesystemDomainMountsMetricConfig) Unmarshal(parser *confmap.Co
 	return nil
 }
 
-func (ms *SystemFilesystemDomainMountsMetricConfig) Validate() error {
+func (ms *DiskHealthFilesystemProjectsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemDomainMountsMetricAttributeKeySystemDevice, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType:
+		case DiskHealthFilesystemProjectsMetricAttributeKeySystemDevice, DiskHealthFilesystemProjectsMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectsMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectsMetricAttributeKeySystemFilesystemType:
 		default:
-			return fmt.Errorf("metric system.filesystem.domain.mounts doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+			return fmt.Errorf("metric disk_health.filesystem.projects doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]", val)
 		}
 	}
 
@@ -732,26 +1466,26 @@ func (ms *SystemFilesystemDomainMountsMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemFilesystemDomainTimeToFullMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.time_to_full metric.
-type SystemFilesystemDomainTimeToFullMetricAttributeKey string
+// DiskHealthFilesystemShmHeadroomMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.shm.headroom metric.
+type DiskHealthFilesystemShmHeadroomMetricAttributeKey string
 
 const (
-	SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice           SystemFilesystemDomainTimeToFullMetricAttributeKey = "system.device"
-	SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain SystemFilesystemDomainTimeToFullMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID   SystemFilesystemDomainTimeToFullMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType   SystemFilesystemDomainTimeToFullMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemShmHeadroomMetricAttributeKeyK8sPodUID                    DiskHealthFilesystemShmHeadroomMetricAttributeKey = "k8s.pod.uid"
+	DiskHealthFilesystemShmHeadroomMetricAttributeKeyDiskHealthFilesystemDomain   DiskHealthFilesystemShmHeadroomMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint   DiskHealthFilesystemShmHeadroomMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthFilesystemShmHeadroomMetricAttributeKeyDiskHealthFilesystemShmBound DiskHealthFilesystemShmHeadroomMetricAttributeKey = "disk_health.filesystem.shm.bound"
 )
 
-// SystemFilesystemDomainTimeToFullMetricConfig provides config for the system.filesystem.domain.time_to_full metric.
-type SystemFilesystemDomainTimeToFullMetricConfig struct {
+// DiskHealthFilesystemShmHeadroomMetricConfig provides config for the disk_health.filesystem.shm.headroom metric.
+type DiskHealthFilesystemShmHeadroomMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemDomainTimeToFullMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemShmHeadroomMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemFilesystemDomainTimeToFullMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthFilesystemShmHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -765,12 +1499,12 @@ func (ms *SystemFilesystemDomainTimeToFullMetricConfig) Unmarshal(parser *confma
 	return nil
 }
 
-func (ms *SystemFilesystemDomainTimeToFullMetricConfig) Validate() error {
+func (ms *DiskHealthFilesystemShmHeadroomMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType:
+		case DiskHealthFilesystemShmHeadroomMetricAttributeKeyK8sPodUID, DiskHealthFilesystemShmHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemShmHeadroomMetricAttributeKeyDiskHealthFilesystemShmBound:
 		default:
-			return fmt.Errorf("metric system.filesystem.domain.time_to_full doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+			return fmt.Errorf("metric disk_health.filesystem.shm.headroom doesn't have an attribute %v, valid attributes: [k8s.pod.uid, disk_health.filesystem.domain, system.filesystem.mountpoint, disk_health.filesystem.shm.bound]", val)
 		}
 	}
 
@@ -783,27 +1517,25 @@ func (ms *SystemFilesystemDomainTimeToFullMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemFilesystemDomainUsageMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.usage metric.
-type SystemFilesystemDomainUsageMetricAttributeKey string
+// DiskHealthFilesystemShmUsageMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.shm.usage metric.
+type DiskHealthFilesystemShmUsageMetricAttributeKey string
 
 const (
-	SystemFilesystemDomainUsageMetricAttributeKeySystemDevice           SystemFilesystemDomainUsageMetricAttributeKey = "system.device"
-	SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain SystemFilesystemDomainUsageMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID   SystemFilesystemDomainUsageMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType   SystemFilesystemDomainUsageMetricAttributeKey = "system.filesystem.type"
-	SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState  SystemFilesystemDomainUsageMetricAttributeKey = "system.filesystem.state"
+	DiskHealthFilesystemShmUsageMetricAttributeKeyK8sPodUID                  DiskHealthFilesystemShmUsageMetricAttributeKey = "k8s.pod.uid"
+	DiskHealthFilesystemShmUsageMetricAttributeKeyDiskHealthFilesystemDomain DiskHealthFilesystemShmUsageMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint DiskHealthFilesystemShmUsageMetricAttributeKey = "system.filesystem.mountpoint"
 )
 
-// SystemFilesystemDomainUsageMetricConfig provides config for the system.filesystem.domain.usage metric.
-type SystemFilesystemDomainUsageMetricConfig struct {
+// DiskHealthFilesystemShmUsageMetricConfig provides config for the disk_health.filesystem.shm.usage metric.
+type DiskHealthFilesystemShmUsageMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemDomainUsageMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemShmUsageMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemFilesystemDomainUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthFilesystemShmUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -817,12 +1549,12 @@ func (ms *SystemFilesystemDomainUsageMetricConfig) Unmarshal(parser *confmap.Con
 	return nil
 }
 
-func (ms *SystemFilesystemDomainUsageMetricConfig) Validate() error {
+func (ms *DiskHealthFilesystemShmUsageMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemDomainUsageMetricAttributeKeySystemDevice, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState:
+		case DiskHealthFilesystemShmUsageMetricAttributeKeyK8sPodUID, DiskHealthFilesystemShmUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint:
 		default:
-			return fmt.Errorf("metric system.filesystem.domain.usage doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.state]", val)
+			return fmt.Errorf("metric disk_health.filesystem.shm.usage doesn't have an attribute %v, valid attributes: [k8s.pod.uid, disk_health.filesystem.domain, system.filesystem.mountpoint]", val)
 		}
 	}
 
@@ -835,29 +1567,28 @@ func (ms *SystemFilesystemDomainUsageMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemFilesystemInodesUsageMetricAttributeKey specifies the key of an attribute for the system.filesystem.inodes.usage metric.
-type SystemFilesystemInodesUsageMetricAttributeKey string
+// DiskHealthFilesystemStatusMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.status metric.
+type DiskHealthFilesystemStatusMetricAttributeKey string
 
 const (
-	SystemFilesystemInodesUsageMetricAttributeKeySystemDevice               SystemFilesystemInodesUsageMetricAttributeKey = "system.device"
-	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain     SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID       SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode       SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.mode"
-	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.mountpoint"
-	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType       SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.type"
-	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState      SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.state"
+	DiskHealthFilesystemStatusMetricAttributeKeySystemDevice               DiskHealthFilesystemStatusMetricAttributeKey = "system.device"
+	DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemDomain DiskHealthFilesystemStatusMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemUUID   DiskHealthFilesystemStatusMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint DiskHealthFilesystemStatusMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthFilesystemStatusMetricAttributeKeySystemFilesystemType       DiskHealthFilesystemStatusMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemStatus DiskHealthFilesystemStatusMetricAttributeKey = "status"
 )
 
-// SystemFilesystemInodesUsageMetricConfig provides config for the system.filesystem.inodes.usage metric.
-type SystemFilesystemInodesUsageMetricConfig struct {
+// DiskHealthFilesystemStatusMetricConfig provides config for the disk_health.filesystem.status metric.
+type DiskHealthFilesystemStatusMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemInodesUsageMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemStatusMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemFilesystemInodesUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthFilesystemStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -871,12 +1602,12 @@ func (ms *SystemFilesystemInodesUsageMetricConfig) Unmarshal(parser *confmap.Con
 	return nil
 }
 
-func (ms *SystemFilesystemInodesUsageMetricConfig) Validate() error {
+func (ms *DiskHealthFilesystemStatusMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState:
+		case DiskHealthFilesystemStatusMetricAttributeKeySystemDevice, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemStatusMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemStatus:
 		default:
-			return fmt.Errorf("metric system.filesystem.inodes.usage doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]", val)
+			return fmt.Errorf("metric disk_health.filesystem.status doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.mountpoint, system.filesystem.type, status]", val)
 		}
 	}
 
@@ -889,28 +1620,27 @@ func (ms *SystemFilesystemInodesUsageMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemFilesystemInodesUtilizationMetricAttributeKey specifies the key of an attribute for the system.filesystem.inodes.utilization metric.
-type SystemFilesystemInodesUtilizationMetricAttributeKey string
+// DiskHealthFilesystemTimeToFullMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.time_to_full metric.
+type DiskHealthFilesystemTimeToFullMetricAttributeKey string
 
 const (
-	SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice               SystemFilesystemInodesUtilizationMetricAttributeKey = "system.device"
-	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain     SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID       SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode       SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.mode"
-	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.mountpoint"
-	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType       SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemTimeToFullMetricAttributeKeySystemDevice               DiskHealthFilesystemTimeToFullMetricAttributeKey = "system.device"
+	DiskHealthFilesystemTimeToFullMetricAttributeKeyDiskHealthFilesystemDomain DiskHealthFilesystemTimeToFullMetricAttributeKey = "disk_health.filesystem.domain"
+	DiskHealthFilesystemTimeToFullMetricAttributeKeyDiskHealthFilesystemUUID   DiskHealthFilesystemTimeToFullMetricAttributeKey = "disk_health.filesystem.uuid"
+	DiskHealthFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint DiskHealthFilesystemTimeToFullMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthFilesystemTimeToFullMetricAttributeKeySystemFilesystemType       DiskHealthFilesystemTimeToFullMetricAttributeKey = "system.filesystem.type"
 )
 
-// SystemFilesystemInodesUtilizationMetricConfig provides config for the system.filesystem.inodes.utilization metric.
-type SystemFilesystemInodesUtilizationMetricConfig struct {
+// DiskHealthFilesystemTimeToFullMetricConfig provides config for the disk_health.filesystem.time_to_full metric.
+type DiskHealthFilesystemTimeToFullMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                                `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemInodesUtilizationMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemTimeToFullMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemFilesystemInodesUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthFilesystemTimeToFullMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -924,12 +1654,12 @@ func (ms *SystemFilesystemInodesUtilizationMetricConfig) Unmarshal(parser *confm
 	return nil
 }
 
-func (ms *SystemFilesystemInodesUtilizationMetricConfig) Validate() error {
+func (ms *DiskHealthFilesystemTimeToFullMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType:
+		case DiskHealthFilesystemTimeToFullMetricAttributeKeySystemDevice, DiskHealthFilesystemTimeToFullMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemTimeToFullMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemTimeToFullMetricAttributeKeySystemFilesystemType:
 		default:
-			return fmt.Errorf("metric system.filesystem.inodes.utilization doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
+			return fmt.Errorf("metric disk_health.filesystem.time_to_full doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.mountpoint, system.filesystem.type]", val)
 		}
 	}
 
@@ -947,8 +1677,8 @@ type SystemFilesystemLimitMetricAttributeKey string
 
 const (
 	SystemFilesystemLimitMetricAttributeKeySystemDevice               SystemFilesystemLimitMetricAttributeKey = "system.device"
-	SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain     SystemFilesystemLimitMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID       SystemFilesystemLimitMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemLimitMetricAttributeKeyDiskHealthFilesystemDomain SystemFilesystemLimitMetricAttributeKey = "disk_health.filesystem.domain"
+	SystemFilesystemLimitMetricAttributeKeyDiskHealthFilesystemUUID   SystemFilesystemLimitMetricAttributeKey = "disk_health.filesystem.uuid"
 	SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode       SystemFilesystemLimitMetricAttributeKey = "system.filesystem.mode"
 	SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemLimitMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemLimitMetricAttributeKeySystemFilesystemType       SystemFilesystemLimitMetricAttributeKey = "system.filesystem.type"
@@ -980,739 +1710,9 @@ func (ms *SystemFilesystemLimitMetricConfig) Unmarshal(parser *confmap.Conf) err
 func (ms *SystemFilesystemLimitMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType:
+		case SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeyDiskHealthFilesystemDomain, SystemFilesystemLimitMetricAttributeKeyDiskHealthFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType:
 		default:
-			return fmt.Errorf("metric system.filesystem.limit doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemProjectCheckpointCopiesMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.checkpoint.copies metric.
-type SystemFilesystemProjectCheckpointCopiesMetricAttributeKey string
-
-const (
-	SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemDomain             SystemFilesystemProjectCheckpointCopiesMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemUUID               SystemFilesystemProjectCheckpointCopiesMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectID          SystemFilesystemProjectCheckpointCopiesMetricAttributeKey = "system.filesystem.project.id"
-	SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectName        SystemFilesystemProjectCheckpointCopiesMetricAttributeKey = "system.filesystem.project.name"
-	SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectDirectory   SystemFilesystemProjectCheckpointCopiesMetricAttributeKey = "system.filesystem.project.directory"
-	SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation SystemFilesystemProjectCheckpointCopiesMetricAttributeKey = "system.filesystem.checkpoint.rotation"
-)
-
-// SystemFilesystemProjectCheckpointCopiesMetricConfig provides config for the system.filesystem.project.checkpoint.copies metric.
-type SystemFilesystemProjectCheckpointCopiesMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                      `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemProjectCheckpointCopiesMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemProjectCheckpointCopiesMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemProjectCheckpointCopiesMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation:
-		default:
-			return fmt.Errorf("metric system.filesystem.project.checkpoint.copies doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.checkpoint.rotation]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.checkpoint.headroom metric.
-type SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey string
-
-const (
-	SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain           SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID             SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID        SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey = "system.filesystem.project.id"
-	SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName      SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey = "system.filesystem.project.name"
-	SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey = "system.filesystem.project.directory"
-)
-
-// SystemFilesystemProjectCheckpointHeadroomMetricConfig provides config for the system.filesystem.project.checkpoint.headroom metric.
-type SystemFilesystemProjectCheckpointHeadroomMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                        `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemProjectCheckpointHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemProjectCheckpointHeadroomMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory:
-		default:
-			return fmt.Errorf("metric system.filesystem.project.checkpoint.headroom doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemProjectCheckpointSizeMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.checkpoint.size metric.
-type SystemFilesystemProjectCheckpointSizeMetricAttributeKey string
-
-const (
-	SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemDomain               SystemFilesystemProjectCheckpointSizeMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemUUID                 SystemFilesystemProjectCheckpointSizeMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectID            SystemFilesystemProjectCheckpointSizeMetricAttributeKey = "system.filesystem.project.id"
-	SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectName          SystemFilesystemProjectCheckpointSizeMetricAttributeKey = "system.filesystem.project.name"
-	SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectDirectory     SystemFilesystemProjectCheckpointSizeMetricAttributeKey = "system.filesystem.project.directory"
-	SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile SystemFilesystemProjectCheckpointSizeMetricAttributeKey = "system.filesystem.checkpoint.percentile"
-)
-
-// SystemFilesystemProjectCheckpointSizeMetricConfig provides config for the system.filesystem.project.checkpoint.size metric.
-type SystemFilesystemProjectCheckpointSizeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                    `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemProjectCheckpointSizeMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemProjectCheckpointSizeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemProjectCheckpointSizeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile:
-		default:
-			return fmt.Errorf("metric system.filesystem.project.checkpoint.size doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.checkpoint.percentile]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemProjectCheckpointStateMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.checkpoint.state metric.
-type SystemFilesystemProjectCheckpointStateMetricAttributeKey string
-
-const (
-	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain           SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID             SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID        SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.project.id"
-	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName      SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.project.name"
-	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.project.directory"
-	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState  SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.checkpoint.state"
-)
-
-// SystemFilesystemProjectCheckpointStateMetricConfig provides config for the system.filesystem.project.checkpoint.state metric.
-type SystemFilesystemProjectCheckpointStateMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                     `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemProjectCheckpointStateMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemProjectCheckpointStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemProjectCheckpointStateMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState:
-		default:
-			return fmt.Errorf("metric system.filesystem.project.checkpoint.state doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.checkpoint.state]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemProjectHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.headroom metric.
-type SystemFilesystemProjectHeadroomMetricAttributeKey string
-
-const (
-	SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemDomain           SystemFilesystemProjectHeadroomMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemUUID             SystemFilesystemProjectHeadroomMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectID        SystemFilesystemProjectHeadroomMetricAttributeKey = "system.filesystem.project.id"
-	SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectName      SystemFilesystemProjectHeadroomMetricAttributeKey = "system.filesystem.project.name"
-	SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectDirectory SystemFilesystemProjectHeadroomMetricAttributeKey = "system.filesystem.project.directory"
-)
-
-// SystemFilesystemProjectHeadroomMetricConfig provides config for the system.filesystem.project.headroom metric.
-type SystemFilesystemProjectHeadroomMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemProjectHeadroomMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemProjectHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemProjectHeadroomMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectDirectory:
-		default:
-			return fmt.Errorf("metric system.filesystem.project.headroom doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemProjectInodesLimitMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.inodes.limit metric.
-type SystemFilesystemProjectInodesLimitMetricAttributeKey string
-
-const (
-	SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemDomain           SystemFilesystemProjectInodesLimitMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemUUID             SystemFilesystemProjectInodesLimitMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectID        SystemFilesystemProjectInodesLimitMetricAttributeKey = "system.filesystem.project.id"
-	SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectName      SystemFilesystemProjectInodesLimitMetricAttributeKey = "system.filesystem.project.name"
-	SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectDirectory SystemFilesystemProjectInodesLimitMetricAttributeKey = "system.filesystem.project.directory"
-	SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectLimitType SystemFilesystemProjectInodesLimitMetricAttributeKey = "system.filesystem.project.limit.type"
-)
-
-// SystemFilesystemProjectInodesLimitMetricConfig provides config for the system.filesystem.project.inodes.limit metric.
-type SystemFilesystemProjectInodesLimitMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemProjectInodesLimitMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemProjectInodesLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemProjectInodesLimitMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectLimitType:
-		default:
-			return fmt.Errorf("metric system.filesystem.project.inodes.limit doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.project.limit.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemProjectInodesUsageMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.inodes.usage metric.
-type SystemFilesystemProjectInodesUsageMetricAttributeKey string
-
-const (
-	SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemDomain           SystemFilesystemProjectInodesUsageMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemUUID             SystemFilesystemProjectInodesUsageMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectID        SystemFilesystemProjectInodesUsageMetricAttributeKey = "system.filesystem.project.id"
-	SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectName      SystemFilesystemProjectInodesUsageMetricAttributeKey = "system.filesystem.project.name"
-	SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectDirectory SystemFilesystemProjectInodesUsageMetricAttributeKey = "system.filesystem.project.directory"
-)
-
-// SystemFilesystemProjectInodesUsageMetricConfig provides config for the system.filesystem.project.inodes.usage metric.
-type SystemFilesystemProjectInodesUsageMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemProjectInodesUsageMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemProjectInodesUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemProjectInodesUsageMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectDirectory:
-		default:
-			return fmt.Errorf("metric system.filesystem.project.inodes.usage doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemProjectLimitMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.limit metric.
-type SystemFilesystemProjectLimitMetricAttributeKey string
-
-const (
-	SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemDomain           SystemFilesystemProjectLimitMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemUUID             SystemFilesystemProjectLimitMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectID        SystemFilesystemProjectLimitMetricAttributeKey = "system.filesystem.project.id"
-	SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectName      SystemFilesystemProjectLimitMetricAttributeKey = "system.filesystem.project.name"
-	SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectDirectory SystemFilesystemProjectLimitMetricAttributeKey = "system.filesystem.project.directory"
-	SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectLimitType SystemFilesystemProjectLimitMetricAttributeKey = "system.filesystem.project.limit.type"
-)
-
-// SystemFilesystemProjectLimitMetricConfig provides config for the system.filesystem.project.limit metric.
-type SystemFilesystemProjectLimitMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemProjectLimitMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemProjectLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemProjectLimitMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectLimitType:
-		default:
-			return fmt.Errorf("metric system.filesystem.project.limit doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.project.limit.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemProjectUsageMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.usage metric.
-type SystemFilesystemProjectUsageMetricAttributeKey string
-
-const (
-	SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemDomain           SystemFilesystemProjectUsageMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemUUID             SystemFilesystemProjectUsageMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectID        SystemFilesystemProjectUsageMetricAttributeKey = "system.filesystem.project.id"
-	SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectName      SystemFilesystemProjectUsageMetricAttributeKey = "system.filesystem.project.name"
-	SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectDirectory SystemFilesystemProjectUsageMetricAttributeKey = "system.filesystem.project.directory"
-)
-
-// SystemFilesystemProjectUsageMetricConfig provides config for the system.filesystem.project.usage metric.
-type SystemFilesystemProjectUsageMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemProjectUsageMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemProjectUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemProjectUsageMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectDirectory:
-		default:
-			return fmt.Errorf("metric system.filesystem.project.usage doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemProjectsMetricAttributeKey specifies the key of an attribute for the system.filesystem.projects metric.
-type SystemFilesystemProjectsMetricAttributeKey string
-
-const (
-	SystemFilesystemProjectsMetricAttributeKeySystemDevice           SystemFilesystemProjectsMetricAttributeKey = "system.device"
-	SystemFilesystemProjectsMetricAttributeKeySystemFilesystemDomain SystemFilesystemProjectsMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemProjectsMetricAttributeKeySystemFilesystemUUID   SystemFilesystemProjectsMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemProjectsMetricAttributeKeySystemFilesystemType   SystemFilesystemProjectsMetricAttributeKey = "system.filesystem.type"
-)
-
-// SystemFilesystemProjectsMetricConfig provides config for the system.filesystem.projects metric.
-type SystemFilesystemProjectsMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemProjectsMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemProjectsMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemProjectsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemProjectsMetricAttributeKeySystemDevice, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemType:
-		default:
-			return fmt.Errorf("metric system.filesystem.projects doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemShmHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.shm.headroom metric.
-type SystemFilesystemShmHeadroomMetricAttributeKey string
-
-const (
-	SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID                  SystemFilesystemShmHeadroomMetricAttributeKey = "k8s.pod.uid"
-	SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain     SystemFilesystemShmHeadroomMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemShmHeadroomMetricAttributeKey = "system.filesystem.mountpoint"
-	SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound   SystemFilesystemShmHeadroomMetricAttributeKey = "system.filesystem.shm.bound"
-)
-
-// SystemFilesystemShmHeadroomMetricConfig provides config for the system.filesystem.shm.headroom metric.
-type SystemFilesystemShmHeadroomMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemShmHeadroomMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemShmHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemShmHeadroomMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound:
-		default:
-			return fmt.Errorf("metric system.filesystem.shm.headroom doesn't have an attribute %v, valid attributes: [k8s.pod.uid, system.filesystem.domain, system.filesystem.mountpoint, system.filesystem.shm.bound]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemShmUsageMetricAttributeKey specifies the key of an attribute for the system.filesystem.shm.usage metric.
-type SystemFilesystemShmUsageMetricAttributeKey string
-
-const (
-	SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID                  SystemFilesystemShmUsageMetricAttributeKey = "k8s.pod.uid"
-	SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain     SystemFilesystemShmUsageMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemShmUsageMetricAttributeKey = "system.filesystem.mountpoint"
-)
-
-// SystemFilesystemShmUsageMetricConfig provides config for the system.filesystem.shm.usage metric.
-type SystemFilesystemShmUsageMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemShmUsageMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemShmUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemShmUsageMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint:
-		default:
-			return fmt.Errorf("metric system.filesystem.shm.usage doesn't have an attribute %v, valid attributes: [k8s.pod.uid, system.filesystem.domain, system.filesystem.mountpoint]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemStatusMetricAttributeKey specifies the key of an attribute for the system.filesystem.status metric.
-type SystemFilesystemStatusMetricAttributeKey string
-
-const (
-	SystemFilesystemStatusMetricAttributeKeySystemDevice               SystemFilesystemStatusMetricAttributeKey = "system.device"
-	SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain     SystemFilesystemStatusMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID       SystemFilesystemStatusMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemStatusMetricAttributeKey = "system.filesystem.mountpoint"
-	SystemFilesystemStatusMetricAttributeKeySystemFilesystemType       SystemFilesystemStatusMetricAttributeKey = "system.filesystem.type"
-	SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus     SystemFilesystemStatusMetricAttributeKey = "status"
-)
-
-// SystemFilesystemStatusMetricConfig provides config for the system.filesystem.status metric.
-type SystemFilesystemStatusMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemStatusMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemStatusMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus:
-		default:
-			return fmt.Errorf("metric system.filesystem.status doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mountpoint, system.filesystem.type, status]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemTimeToFullMetricAttributeKey specifies the key of an attribute for the system.filesystem.time_to_full metric.
-type SystemFilesystemTimeToFullMetricAttributeKey string
-
-const (
-	SystemFilesystemTimeToFullMetricAttributeKeySystemDevice               SystemFilesystemTimeToFullMetricAttributeKey = "system.device"
-	SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain     SystemFilesystemTimeToFullMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID       SystemFilesystemTimeToFullMetricAttributeKey = "system.filesystem.uuid"
-	SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemTimeToFullMetricAttributeKey = "system.filesystem.mountpoint"
-	SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType       SystemFilesystemTimeToFullMetricAttributeKey = "system.filesystem.type"
-)
-
-// SystemFilesystemTimeToFullMetricConfig provides config for the system.filesystem.time_to_full metric.
-type SystemFilesystemTimeToFullMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemTimeToFullMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemTimeToFullMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemTimeToFullMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType:
-		default:
-			return fmt.Errorf("metric system.filesystem.time_to_full doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mountpoint, system.filesystem.type]", val)
+			return fmt.Errorf("metric system.filesystem.limit doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
 		}
 	}
 
@@ -1730,8 +1730,8 @@ type SystemFilesystemUsageMetricAttributeKey string
 
 const (
 	SystemFilesystemUsageMetricAttributeKeySystemDevice               SystemFilesystemUsageMetricAttributeKey = "system.device"
-	SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain     SystemFilesystemUsageMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID       SystemFilesystemUsageMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemUsageMetricAttributeKeyDiskHealthFilesystemDomain SystemFilesystemUsageMetricAttributeKey = "disk_health.filesystem.domain"
+	SystemFilesystemUsageMetricAttributeKeyDiskHealthFilesystemUUID   SystemFilesystemUsageMetricAttributeKey = "disk_health.filesystem.uuid"
 	SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode       SystemFilesystemUsageMetricAttributeKey = "system.filesystem.mode"
 	SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemUsageMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemUsageMetricAttributeKeySystemFilesystemType       SystemFilesystemUsageMetricAttributeKey = "system.filesystem.type"
@@ -1764,9 +1764,9 @@ func (ms *SystemFilesystemUsageMetricConfig) Unmarshal(parser *confmap.Conf) err
 func (ms *SystemFilesystemUsageMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState:
+		case SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeyDiskHealthFilesystemDomain, SystemFilesystemUsageMetricAttributeKeyDiskHealthFilesystemUUID, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState:
 		default:
-			return fmt.Errorf("metric system.filesystem.usage doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]", val)
+			return fmt.Errorf("metric system.filesystem.usage doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]", val)
 		}
 	}
 
@@ -1784,8 +1784,8 @@ type SystemFilesystemUtilizationMetricAttributeKey string
 
 const (
 	SystemFilesystemUtilizationMetricAttributeKeySystemDevice               SystemFilesystemUtilizationMetricAttributeKey = "system.device"
-	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain     SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.domain"
-	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID       SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemUtilizationMetricAttributeKeyDiskHealthFilesystemDomain SystemFilesystemUtilizationMetricAttributeKey = "disk_health.filesystem.domain"
+	SystemFilesystemUtilizationMetricAttributeKeyDiskHealthFilesystemUUID   SystemFilesystemUtilizationMetricAttributeKey = "disk_health.filesystem.uuid"
 	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode       SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.mode"
 	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType       SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.type"
@@ -1817,9 +1817,9 @@ func (ms *SystemFilesystemUtilizationMetricConfig) Unmarshal(parser *confmap.Con
 func (ms *SystemFilesystemUtilizationMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType:
+		case SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeyDiskHealthFilesystemDomain, SystemFilesystemUtilizationMetricAttributeKeyDiskHealthFilesystemUUID, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType:
 		default:
-			return fmt.Errorf("metric system.filesystem.utilization doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
+			return fmt.Errorf("metric system.filesystem.utilization doesn't have an attribute %v, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
 		}
 	}
 
@@ -1834,219 +1834,219 @@ func (ms *SystemFilesystemUtilizationMetricConfig) Validate() error {
 
 // MetricsConfig provides config for filesystem metrics.
 type MetricsConfig struct {
-	SystemFilesystemCheckpointCopies          SystemFilesystemCheckpointCopiesMetricConfig          `mapstructure:"system.filesystem.checkpoint.copies"`
-	SystemFilesystemCheckpointDuration        SystemFilesystemCheckpointDurationMetricConfig        `mapstructure:"system.filesystem.checkpoint.duration"`
-	SystemFilesystemCheckpointHeadroom        SystemFilesystemCheckpointHeadroomMetricConfig        `mapstructure:"system.filesystem.checkpoint.headroom"`
-	SystemFilesystemCheckpointInterval        SystemFilesystemCheckpointIntervalMetricConfig        `mapstructure:"system.filesystem.checkpoint.interval"`
-	SystemFilesystemCheckpointNextSave        SystemFilesystemCheckpointNextSaveMetricConfig        `mapstructure:"system.filesystem.checkpoint.next_save"`
-	SystemFilesystemCheckpointSize            SystemFilesystemCheckpointSizeMetricConfig            `mapstructure:"system.filesystem.checkpoint.size"`
-	SystemFilesystemCheckpointState           SystemFilesystemCheckpointStateMetricConfig           `mapstructure:"system.filesystem.checkpoint.state"`
-	SystemFilesystemCheckpointThroughput      SystemFilesystemCheckpointThroughputMetricConfig      `mapstructure:"system.filesystem.checkpoint.throughput"`
-	SystemFilesystemCheckpointWriter          SystemFilesystemCheckpointWriterMetricConfig          `mapstructure:"system.filesystem.checkpoint.writer"`
-	SystemFilesystemDomainBindingLimit        SystemFilesystemDomainBindingLimitMetricConfig        `mapstructure:"system.filesystem.domain.binding_limit"`
-	SystemFilesystemDomainHeadroom            SystemFilesystemDomainHeadroomMetricConfig            `mapstructure:"system.filesystem.domain.headroom"`
-	SystemFilesystemDomainInodesHeadroom      SystemFilesystemDomainInodesHeadroomMetricConfig      `mapstructure:"system.filesystem.domain.inodes.headroom"`
-	SystemFilesystemDomainLimit               SystemFilesystemDomainLimitMetricConfig               `mapstructure:"system.filesystem.domain.limit"`
-	SystemFilesystemDomainMounts              SystemFilesystemDomainMountsMetricConfig              `mapstructure:"system.filesystem.domain.mounts"`
-	SystemFilesystemDomainTimeToFull          SystemFilesystemDomainTimeToFullMetricConfig          `mapstructure:"system.filesystem.domain.time_to_full"`
-	SystemFilesystemDomainUsage               SystemFilesystemDomainUsageMetricConfig               `mapstructure:"system.filesystem.domain.usage"`
-	SystemFilesystemInodesUsage               SystemFilesystemInodesUsageMetricConfig               `mapstructure:"system.filesystem.inodes.usage"`
-	SystemFilesystemInodesUtilization         SystemFilesystemInodesUtilizationMetricConfig         `mapstructure:"system.filesystem.inodes.utilization"`
-	SystemFilesystemLimit                     SystemFilesystemLimitMetricConfig                     `mapstructure:"system.filesystem.limit"`
-	SystemFilesystemProjectCheckpointCopies   SystemFilesystemProjectCheckpointCopiesMetricConfig   `mapstructure:"system.filesystem.project.checkpoint.copies"`
-	SystemFilesystemProjectCheckpointHeadroom SystemFilesystemProjectCheckpointHeadroomMetricConfig `mapstructure:"system.filesystem.project.checkpoint.headroom"`
-	SystemFilesystemProjectCheckpointSize     SystemFilesystemProjectCheckpointSizeMetricConfig     `mapstructure:"system.filesystem.project.checkpoint.size"`
-	SystemFilesystemProjectCheckpointState    SystemFilesystemProjectCheckpointStateMetricConfig    `mapstructure:"system.filesystem.project.checkpoint.state"`
-	SystemFilesystemProjectHeadroom           SystemFilesystemProjectHeadroomMetricConfig           `mapstructure:"system.filesystem.project.headroom"`
-	SystemFilesystemProjectInodesLimit        SystemFilesystemProjectInodesLimitMetricConfig        `mapstructure:"system.filesystem.project.inodes.limit"`
-	SystemFilesystemProjectInodesUsage        SystemFilesystemProjectInodesUsageMetricConfig        `mapstructure:"system.filesystem.project.inodes.usage"`
-	SystemFilesystemProjectLimit              SystemFilesystemProjectLimitMetricConfig              `mapstructure:"system.filesystem.project.limit"`
-	SystemFilesystemProjectUsage              SystemFilesystemProjectUsageMetricConfig              `mapstructure:"system.filesystem.project.usage"`
-	SystemFilesystemProjects                  SystemFilesystemProjectsMetricConfig                  `mapstructure:"system.filesystem.projects"`
-	SystemFilesystemShmHeadroom               SystemFilesystemShmHeadroomMetricConfig               `mapstructure:"system.filesystem.shm.headroom"`
-	SystemFilesystemShmUsage                  SystemFilesystemShmUsageMetricConfig                  `mapstructure:"system.filesystem.shm.usage"`
-	SystemFilesystemStatus                    SystemFilesystemStatusMetricConfig                    `mapstructure:"system.filesystem.status"`
-	SystemFilesystemTimeToFull                SystemFilesystemTimeToFullMetricConfig                `mapstructure:"system.filesystem.time_to_full"`
-	SystemFilesystemUsage                     SystemFilesystemUsageMetricConfig                     `mapstructure:"system.filesystem.usage"`
-	SystemFilesystemUtilization               SystemFilesystemUtilizationMetricConfig               `mapstructure:"system.filesystem.utilization"`
+	DiskHealthFilesystemCheckpointCopies          DiskHealthFilesystemCheckpointCopiesMetricConfig          `mapstructure:"disk_health.filesystem.checkpoint.copies"`
+	DiskHealthFilesystemCheckpointDuration        DiskHealthFilesystemCheckpointDurationMetricConfig        `mapstructure:"disk_health.filesystem.checkpoint.duration"`
+	DiskHealthFilesystemCheckpointHeadroom        DiskHealthFilesystemCheckpointHeadroomMetricConfig        `mapstructure:"disk_health.filesystem.checkpoint.headroom"`
+	DiskHealthFilesystemCheckpointInterval        DiskHealthFilesystemCheckpointIntervalMetricConfig        `mapstructure:"disk_health.filesystem.checkpoint.interval"`
+	DiskHealthFilesystemCheckpointNextSave        DiskHealthFilesystemCheckpointNextSaveMetricConfig        `mapstructure:"disk_health.filesystem.checkpoint.next_save"`
+	DiskHealthFilesystemCheckpointSize            DiskHealthFilesystemCheckpointSizeMetricConfig            `mapstructure:"disk_health.filesystem.checkpoint.size"`
+	DiskHealthFilesystemCheckpointState           DiskHealthFilesystemCheckpointStateMetricConfig           `mapstructure:"disk_health.filesystem.checkpoint.state"`
+	DiskHealthFilesystemCheckpointThroughput      DiskHealthFilesystemCheckpointThroughputMetricConfig      `mapstructure:"disk_health.filesystem.checkpoint.throughput"`
+	DiskHealthFilesystemCheckpointWriter          DiskHealthFilesystemCheckpointWriterMetricConfig          `mapstructure:"disk_health.filesystem.checkpoint.writer"`
+	DiskHealthFilesystemDomainBindingLimit        DiskHealthFilesystemDomainBindingLimitMetricConfig        `mapstructure:"disk_health.filesystem.domain.binding_limit"`
+	DiskHealthFilesystemDomainHeadroom            DiskHealthFilesystemDomainHeadroomMetricConfig            `mapstructure:"disk_health.filesystem.domain.headroom"`
+	DiskHealthFilesystemDomainInodesHeadroom      DiskHealthFilesystemDomainInodesHeadroomMetricConfig      `mapstructure:"disk_health.filesystem.domain.inodes.headroom"`
+	DiskHealthFilesystemDomainLimit               DiskHealthFilesystemDomainLimitMetricConfig               `mapstructure:"disk_health.filesystem.domain.limit"`
+	DiskHealthFilesystemDomainMounts              DiskHealthFilesystemDomainMountsMetricConfig              `mapstructure:"disk_health.filesystem.domain.mounts"`
+	DiskHealthFilesystemDomainTimeToFull          DiskHealthFilesystemDomainTimeToFullMetricConfig          `mapstructure:"disk_health.filesystem.domain.time_to_full"`
+	DiskHealthFilesystemDomainUsage               DiskHealthFilesystemDomainUsageMetricConfig               `mapstructure:"disk_health.filesystem.domain.usage"`
+	DiskHealthFilesystemInodesUsage               DiskHealthFilesystemInodesUsageMetricConfig               `mapstructure:"disk_health.filesystem.inodes.usage"`
+	DiskHealthFilesystemInodesUtilization         DiskHealthFilesystemInodesUtilizationMetricConfig         `mapstructure:"disk_health.filesystem.inodes.utilization"`
+	DiskHealthFilesystemProjectCheckpointCopies   DiskHealthFilesystemProjectCheckpointCopiesMetricConfig   `mapstructure:"disk_health.filesystem.project.checkpoint.copies"`
+	DiskHealthFilesystemProjectCheckpointHeadroom DiskHealthFilesystemProjectCheckpointHeadroomMetricConfig `mapstructure:"disk_health.filesystem.project.checkpoint.headroom"`
+	DiskHealthFilesystemProjectCheckpointSize     DiskHealthFilesystemProjectCheckpointSizeMetricConfig     `mapstructure:"disk_health.filesystem.project.checkpoint.size"`
+	DiskHealthFilesystemProjectCheckpointState    DiskHealthFilesystemProjectCheckpointStateMetricConfig    `mapstructure:"disk_health.filesystem.project.checkpoint.state"`
+	DiskHealthFilesystemProjectHeadroom           DiskHealthFilesystemProjectHeadroomMetricConfig           `mapstructure:"disk_health.filesystem.project.headroom"`
+	DiskHealthFilesystemProjectInodesLimit        DiskHealthFilesystemProjectInodesLimitMetricConfig        `mapstructure:"disk_health.filesystem.project.inodes.limit"`
+	DiskHealthFilesystemProjectInodesUsage        DiskHealthFilesystemProjectInodesUsageMetricConfig        `mapstructure:"disk_health.filesystem.project.inodes.usage"`
+	DiskHealthFilesystemProjectLimit              DiskHealthFilesystemProjectLimitMetricConfig              `mapstructure:"disk_health.filesystem.project.limit"`
+	DiskHealthFilesystemProjectUsage              DiskHealthFilesystemProjectUsageMetricConfig              `mapstructure:"disk_health.filesystem.project.usage"`
+	DiskHealthFilesystemProjects                  DiskHealthFilesystemProjectsMetricConfig                  `mapstructure:"disk_health.filesystem.projects"`
+	DiskHealthFilesystemShmHeadroom               DiskHealthFilesystemShmHeadroomMetricConfig               `mapstructure:"disk_health.filesystem.shm.headroom"`
+	DiskHealthFilesystemShmUsage                  DiskHealthFilesystemShmUsageMetricConfig                  `mapstructure:"disk_health.filesystem.shm.usage"`
+	DiskHealthFilesystemStatus                    DiskHealthFilesystemStatusMetricConfig                    `mapstructure:"disk_health.filesystem.status"`
+	DiskHealthFilesystemTimeToFull                DiskHealthFilesystemTimeToFullMetricConfig                `mapstructure:"disk_health.filesystem.time_to_full"`
+	SystemFilesystemLimit                         SystemFilesystemLimitMetricConfig                         `mapstructure:"system.filesystem.limit"`
+	SystemFilesystemUsage                         SystemFilesystemUsageMetricConfig                         `mapstructure:"system.filesystem.usage"`
+	SystemFilesystemUtilization                   SystemFilesystemUtilizationMetricConfig                   `mapstructure:"system.filesystem.utilization"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
-		SystemFilesystemCheckpointCopies: SystemFilesystemCheckpointCopiesMetricConfig{
+		DiskHealthFilesystemCheckpointCopies: DiskHealthFilesystemCheckpointCopiesMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemCheckpointCopiesMetricAttributeKey{SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation},
+			EnabledAttributes:   []DiskHealthFilesystemCheckpointCopiesMetricAttributeKey{DiskHealthFilesystemCheckpointCopiesMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemCheckpointRotation},
 		},
-		SystemFilesystemCheckpointDuration: SystemFilesystemCheckpointDurationMetricConfig{
+		DiskHealthFilesystemCheckpointDuration: DiskHealthFilesystemCheckpointDurationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemCheckpointDurationMetricAttributeKey{SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []DiskHealthFilesystemCheckpointDurationMetricAttributeKey{DiskHealthFilesystemCheckpointDurationMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointDurationMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointDurationMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType},
 		},
-		SystemFilesystemCheckpointHeadroom: SystemFilesystemCheckpointHeadroomMetricConfig{
+		DiskHealthFilesystemCheckpointHeadroom: DiskHealthFilesystemCheckpointHeadroomMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemCheckpointHeadroomMetricAttributeKey{SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []DiskHealthFilesystemCheckpointHeadroomMetricAttributeKey{DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType},
 		},
-		SystemFilesystemCheckpointInterval: SystemFilesystemCheckpointIntervalMetricConfig{
+		DiskHealthFilesystemCheckpointInterval: DiskHealthFilesystemCheckpointIntervalMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemCheckpointIntervalMetricAttributeKey{SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []DiskHealthFilesystemCheckpointIntervalMetricAttributeKey{DiskHealthFilesystemCheckpointIntervalMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType},
 		},
-		SystemFilesystemCheckpointNextSave: SystemFilesystemCheckpointNextSaveMetricConfig{
+		DiskHealthFilesystemCheckpointNextSave: DiskHealthFilesystemCheckpointNextSaveMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemCheckpointNextSaveMetricAttributeKey{SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []DiskHealthFilesystemCheckpointNextSaveMetricAttributeKey{DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType},
 		},
-		SystemFilesystemCheckpointSize: SystemFilesystemCheckpointSizeMetricConfig{
+		DiskHealthFilesystemCheckpointSize: DiskHealthFilesystemCheckpointSizeMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemCheckpointSizeMetricAttributeKey{SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile},
+			EnabledAttributes:   []DiskHealthFilesystemCheckpointSizeMetricAttributeKey{DiskHealthFilesystemCheckpointSizeMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemCheckpointPercentile},
 		},
-		SystemFilesystemCheckpointState: SystemFilesystemCheckpointStateMetricConfig{
+		DiskHealthFilesystemCheckpointState: DiskHealthFilesystemCheckpointStateMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemCheckpointStateMetricAttributeKey{SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState},
+			EnabledAttributes:   []DiskHealthFilesystemCheckpointStateMetricAttributeKey{DiskHealthFilesystemCheckpointStateMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemCheckpointState},
 		},
-		SystemFilesystemCheckpointThroughput: SystemFilesystemCheckpointThroughputMetricConfig{
+		DiskHealthFilesystemCheckpointThroughput: DiskHealthFilesystemCheckpointThroughputMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemCheckpointThroughputMetricAttributeKey{SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []DiskHealthFilesystemCheckpointThroughputMetricAttributeKey{DiskHealthFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
 		},
-		SystemFilesystemCheckpointWriter: SystemFilesystemCheckpointWriterMetricConfig{
+		DiskHealthFilesystemCheckpointWriter: DiskHealthFilesystemCheckpointWriterMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemCheckpointWriterMetricAttributeKey{SystemFilesystemCheckpointWriterMetricAttributeKeySystemDevice, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointWriterMetricAttributeKeyCgroupPath, SystemFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID, SystemFilesystemCheckpointWriterMetricAttributeKeyContainerID},
+			EnabledAttributes:   []DiskHealthFilesystemCheckpointWriterMetricAttributeKey{DiskHealthFilesystemCheckpointWriterMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyCgroupPath, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyContainerID},
 		},
-		SystemFilesystemDomainBindingLimit: SystemFilesystemDomainBindingLimitMetricConfig{
+		DiskHealthFilesystemDomainBindingLimit: DiskHealthFilesystemDomainBindingLimitMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemDomainBindingLimitMetricAttributeKey{SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName},
+			EnabledAttributes:   []DiskHealthFilesystemDomainBindingLimitMetricAttributeKey{DiskHealthFilesystemDomainBindingLimitMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemLimitName},
 		},
-		SystemFilesystemDomainHeadroom: SystemFilesystemDomainHeadroomMetricConfig{
+		DiskHealthFilesystemDomainHeadroom: DiskHealthFilesystemDomainHeadroomMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemDomainHeadroomMetricAttributeKey{SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName},
+			EnabledAttributes:   []DiskHealthFilesystemDomainHeadroomMetricAttributeKey{DiskHealthFilesystemDomainHeadroomMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemLimitName},
 		},
-		SystemFilesystemDomainInodesHeadroom: SystemFilesystemDomainInodesHeadroomMetricConfig{
+		DiskHealthFilesystemDomainInodesHeadroom: DiskHealthFilesystemDomainInodesHeadroomMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemDomainInodesHeadroomMetricAttributeKey{SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName},
+			EnabledAttributes:   []DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKey{DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemLimitName},
 		},
-		SystemFilesystemDomainLimit: SystemFilesystemDomainLimitMetricConfig{
+		DiskHealthFilesystemDomainLimit: DiskHealthFilesystemDomainLimitMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemDomainLimitMetricAttributeKey{SystemFilesystemDomainLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []DiskHealthFilesystemDomainLimitMetricAttributeKey{DiskHealthFilesystemDomainLimitMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainLimitMetricAttributeKeySystemFilesystemType},
 		},
-		SystemFilesystemDomainMounts: SystemFilesystemDomainMountsMetricConfig{
+		DiskHealthFilesystemDomainMounts: DiskHealthFilesystemDomainMountsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemDomainMountsMetricAttributeKey{SystemFilesystemDomainMountsMetricAttributeKeySystemDevice, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []DiskHealthFilesystemDomainMountsMetricAttributeKey{DiskHealthFilesystemDomainMountsMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainMountsMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainMountsMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainMountsMetricAttributeKeySystemFilesystemType},
 		},
-		SystemFilesystemDomainTimeToFull: SystemFilesystemDomainTimeToFullMetricConfig{
+		DiskHealthFilesystemDomainTimeToFull: DiskHealthFilesystemDomainTimeToFullMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemDomainTimeToFullMetricAttributeKey{SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []DiskHealthFilesystemDomainTimeToFullMetricAttributeKey{DiskHealthFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType},
 		},
-		SystemFilesystemDomainUsage: SystemFilesystemDomainUsageMetricConfig{
+		DiskHealthFilesystemDomainUsage: DiskHealthFilesystemDomainUsageMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemDomainUsageMetricAttributeKey{SystemFilesystemDomainUsageMetricAttributeKeySystemDevice, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState},
+			EnabledAttributes:   []DiskHealthFilesystemDomainUsageMetricAttributeKey{DiskHealthFilesystemDomainUsageMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainUsageMetricAttributeKeySystemFilesystemState},
 		},
-		SystemFilesystemInodesUsage: SystemFilesystemInodesUsageMetricConfig{
+		DiskHealthFilesystemInodesUsage: DiskHealthFilesystemInodesUsageMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
+			EnabledAttributes:   []DiskHealthFilesystemInodesUsageMetricAttributeKey{DiskHealthFilesystemInodesUsageMetricAttributeKeySystemDevice, DiskHealthFilesystemInodesUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemInodesUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
 		},
-		SystemFilesystemInodesUtilization: SystemFilesystemInodesUtilizationMetricConfig{
+		DiskHealthFilesystemInodesUtilization: DiskHealthFilesystemInodesUtilizationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []DiskHealthFilesystemInodesUtilizationMetricAttributeKey{DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemDevice, DiskHealthFilesystemInodesUtilizationMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemInodesUtilizationMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
+		},
+		DiskHealthFilesystemProjectCheckpointCopies: DiskHealthFilesystemProjectCheckpointCopiesMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKey{DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemCheckpointRotation},
+		},
+		DiskHealthFilesystemProjectCheckpointHeadroom: DiskHealthFilesystemProjectCheckpointHeadroomMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKey{DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectDirectory},
+		},
+		DiskHealthFilesystemProjectCheckpointSize: DiskHealthFilesystemProjectCheckpointSizeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKey{DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemCheckpointPercentile},
+		},
+		DiskHealthFilesystemProjectCheckpointState: DiskHealthFilesystemProjectCheckpointStateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthFilesystemProjectCheckpointStateMetricAttributeKey{DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemCheckpointState},
+		},
+		DiskHealthFilesystemProjectHeadroom: DiskHealthFilesystemProjectHeadroomMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthFilesystemProjectHeadroomMetricAttributeKey{DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectDirectory},
+		},
+		DiskHealthFilesystemProjectInodesLimit: DiskHealthFilesystemProjectInodesLimitMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthFilesystemProjectInodesLimitMetricAttributeKey{DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectLimitType},
+		},
+		DiskHealthFilesystemProjectInodesUsage: DiskHealthFilesystemProjectInodesUsageMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthFilesystemProjectInodesUsageMetricAttributeKey{DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectDirectory},
+		},
+		DiskHealthFilesystemProjectLimit: DiskHealthFilesystemProjectLimitMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthFilesystemProjectLimitMetricAttributeKey{DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectLimitType},
+		},
+		DiskHealthFilesystemProjectUsage: DiskHealthFilesystemProjectUsageMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthFilesystemProjectUsageMetricAttributeKey{DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectDirectory},
+		},
+		DiskHealthFilesystemProjects: DiskHealthFilesystemProjectsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthFilesystemProjectsMetricAttributeKey{DiskHealthFilesystemProjectsMetricAttributeKeySystemDevice, DiskHealthFilesystemProjectsMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectsMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectsMetricAttributeKeySystemFilesystemType},
+		},
+		DiskHealthFilesystemShmHeadroom: DiskHealthFilesystemShmHeadroomMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthFilesystemShmHeadroomMetricAttributeKey{DiskHealthFilesystemShmHeadroomMetricAttributeKeyK8sPodUID, DiskHealthFilesystemShmHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemShmHeadroomMetricAttributeKeyDiskHealthFilesystemShmBound},
+		},
+		DiskHealthFilesystemShmUsage: DiskHealthFilesystemShmUsageMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthFilesystemShmUsageMetricAttributeKey{DiskHealthFilesystemShmUsageMetricAttributeKeyK8sPodUID, DiskHealthFilesystemShmUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint},
+		},
+		DiskHealthFilesystemStatus: DiskHealthFilesystemStatusMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthFilesystemStatusMetricAttributeKey{DiskHealthFilesystemStatusMetricAttributeKeySystemDevice, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemStatusMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemStatus},
+		},
+		DiskHealthFilesystemTimeToFull: DiskHealthFilesystemTimeToFullMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthFilesystemTimeToFullMetricAttributeKey{DiskHealthFilesystemTimeToFullMetricAttributeKeySystemDevice, DiskHealthFilesystemTimeToFullMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemTimeToFullMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
 		},
 		SystemFilesystemLimit: SystemFilesystemLimitMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
-		},
-		SystemFilesystemProjectCheckpointCopies: SystemFilesystemProjectCheckpointCopiesMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemProjectCheckpointCopiesMetricAttributeKey{SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation},
-		},
-		SystemFilesystemProjectCheckpointHeadroom: SystemFilesystemProjectCheckpointHeadroomMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey{SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory},
-		},
-		SystemFilesystemProjectCheckpointSize: SystemFilesystemProjectCheckpointSizeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemProjectCheckpointSizeMetricAttributeKey{SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile},
-		},
-		SystemFilesystemProjectCheckpointState: SystemFilesystemProjectCheckpointStateMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemProjectCheckpointStateMetricAttributeKey{SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState},
-		},
-		SystemFilesystemProjectHeadroom: SystemFilesystemProjectHeadroomMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemProjectHeadroomMetricAttributeKey{SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectDirectory},
-		},
-		SystemFilesystemProjectInodesLimit: SystemFilesystemProjectInodesLimitMetricConfig{
-			Enabled:             false,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemProjectInodesLimitMetricAttributeKey{SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectLimitType},
-		},
-		SystemFilesystemProjectInodesUsage: SystemFilesystemProjectInodesUsageMetricConfig{
-			Enabled:             false,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemProjectInodesUsageMetricAttributeKey{SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectDirectory},
-		},
-		SystemFilesystemProjectLimit: SystemFilesystemProjectLimitMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemProjectLimitMetricAttributeKey{SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectLimitType},
-		},
-		SystemFilesystemProjectUsage: SystemFilesystemProjectUsageMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemProjectUsageMetricAttributeKey{SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectDirectory},
-		},
-		SystemFilesystemProjects: SystemFilesystemProjectsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemProjectsMetricAttributeKey{SystemFilesystemProjectsMetricAttributeKeySystemDevice, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemType},
-		},
-		SystemFilesystemShmHeadroom: SystemFilesystemShmHeadroomMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemShmHeadroomMetricAttributeKey{SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound},
-		},
-		SystemFilesystemShmUsage: SystemFilesystemShmUsageMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemShmUsageMetricAttributeKey{SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint},
-		},
-		SystemFilesystemStatus: SystemFilesystemStatusMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
-		},
-		SystemFilesystemTimeToFull: SystemFilesystemTimeToFullMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeyDiskHealthFilesystemDomain, SystemFilesystemLimitMetricAttributeKeyDiskHealthFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
 		},
 		SystemFilesystemUsage: SystemFilesystemUsageMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
+			EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeyDiskHealthFilesystemDomain, SystemFilesystemUsageMetricAttributeKeyDiskHealthFilesystemUUID, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
 		},
 		SystemFilesystemUtilization: SystemFilesystemUtilizationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeyDiskHealthFilesystemDomain, SystemFilesystemUtilizationMetricAttributeKeyDiskHealthFilesystemUUID, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
 		},
 	}
 }
@@ -2079,12 +2079,12 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 
 // ResourceAttributesConfig provides config for filesystem resource attributes.
 type ResourceAttributesConfig struct {
-	DiskMajorMinor ResourceAttributeConfig `mapstructure:"disk.major_minor"`
+	DiskHealthDiskMajorMinor ResourceAttributeConfig `mapstructure:"disk_health.disk.major_minor"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 	return ResourceAttributesConfig{
-		DiskMajorMinor: ResourceAttributeConfig{
+		DiskHealthDiskMajorMinor: ResourceAttributeConfig{
 			Enabled: true,
 		},
 	}

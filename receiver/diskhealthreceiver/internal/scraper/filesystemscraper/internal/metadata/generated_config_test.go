@@ -26,184 +26,184 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
-					SystemFilesystemCheckpointCopies: SystemFilesystemCheckpointCopiesMetricConfig{
+					DiskHealthFilesystemCheckpointCopies: DiskHealthFilesystemCheckpointCopiesMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemCheckpointCopiesMetricAttributeKey{SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointCopiesMetricAttributeKey{DiskHealthFilesystemCheckpointCopiesMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemCheckpointRotation},
 					},
-					SystemFilesystemCheckpointDuration: SystemFilesystemCheckpointDurationMetricConfig{
+					DiskHealthFilesystemCheckpointDuration: DiskHealthFilesystemCheckpointDurationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemCheckpointDurationMetricAttributeKey{SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointDurationMetricAttributeKey{DiskHealthFilesystemCheckpointDurationMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointDurationMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointDurationMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType},
 					},
-					SystemFilesystemCheckpointHeadroom: SystemFilesystemCheckpointHeadroomMetricConfig{
+					DiskHealthFilesystemCheckpointHeadroom: DiskHealthFilesystemCheckpointHeadroomMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemCheckpointHeadroomMetricAttributeKey{SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointHeadroomMetricAttributeKey{DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType},
 					},
-					SystemFilesystemCheckpointInterval: SystemFilesystemCheckpointIntervalMetricConfig{
+					DiskHealthFilesystemCheckpointInterval: DiskHealthFilesystemCheckpointIntervalMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemCheckpointIntervalMetricAttributeKey{SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointIntervalMetricAttributeKey{DiskHealthFilesystemCheckpointIntervalMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType},
 					},
-					SystemFilesystemCheckpointNextSave: SystemFilesystemCheckpointNextSaveMetricConfig{
+					DiskHealthFilesystemCheckpointNextSave: DiskHealthFilesystemCheckpointNextSaveMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemCheckpointNextSaveMetricAttributeKey{SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointNextSaveMetricAttributeKey{DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType},
 					},
-					SystemFilesystemCheckpointSize: SystemFilesystemCheckpointSizeMetricConfig{
+					DiskHealthFilesystemCheckpointSize: DiskHealthFilesystemCheckpointSizeMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemCheckpointSizeMetricAttributeKey{SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointSizeMetricAttributeKey{DiskHealthFilesystemCheckpointSizeMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemCheckpointPercentile},
 					},
-					SystemFilesystemCheckpointState: SystemFilesystemCheckpointStateMetricConfig{
+					DiskHealthFilesystemCheckpointState: DiskHealthFilesystemCheckpointStateMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemCheckpointStateMetricAttributeKey{SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointStateMetricAttributeKey{DiskHealthFilesystemCheckpointStateMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemCheckpointState},
 					},
-					SystemFilesystemCheckpointThroughput: SystemFilesystemCheckpointThroughputMetricConfig{
+					DiskHealthFilesystemCheckpointThroughput: DiskHealthFilesystemCheckpointThroughputMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemCheckpointThroughputMetricAttributeKey{SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointThroughputMetricAttributeKey{DiskHealthFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
 					},
-					SystemFilesystemCheckpointWriter: SystemFilesystemCheckpointWriterMetricConfig{
+					DiskHealthFilesystemCheckpointWriter: DiskHealthFilesystemCheckpointWriterMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemCheckpointWriterMetricAttributeKey{SystemFilesystemCheckpointWriterMetricAttributeKeySystemDevice, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointWriterMetricAttributeKeyCgroupPath, SystemFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID, SystemFilesystemCheckpointWriterMetricAttributeKeyContainerID},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointWriterMetricAttributeKey{DiskHealthFilesystemCheckpointWriterMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyCgroupPath, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyContainerID},
 					},
-					SystemFilesystemDomainBindingLimit: SystemFilesystemDomainBindingLimitMetricConfig{
+					DiskHealthFilesystemDomainBindingLimit: DiskHealthFilesystemDomainBindingLimitMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemDomainBindingLimitMetricAttributeKey{SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName},
+						EnabledAttributes:   []DiskHealthFilesystemDomainBindingLimitMetricAttributeKey{DiskHealthFilesystemDomainBindingLimitMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemLimitName},
 					},
-					SystemFilesystemDomainHeadroom: SystemFilesystemDomainHeadroomMetricConfig{
+					DiskHealthFilesystemDomainHeadroom: DiskHealthFilesystemDomainHeadroomMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemDomainHeadroomMetricAttributeKey{SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName},
+						EnabledAttributes:   []DiskHealthFilesystemDomainHeadroomMetricAttributeKey{DiskHealthFilesystemDomainHeadroomMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemLimitName},
 					},
-					SystemFilesystemDomainInodesHeadroom: SystemFilesystemDomainInodesHeadroomMetricConfig{
+					DiskHealthFilesystemDomainInodesHeadroom: DiskHealthFilesystemDomainInodesHeadroomMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemDomainInodesHeadroomMetricAttributeKey{SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName},
+						EnabledAttributes:   []DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKey{DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemLimitName},
 					},
-					SystemFilesystemDomainLimit: SystemFilesystemDomainLimitMetricConfig{
+					DiskHealthFilesystemDomainLimit: DiskHealthFilesystemDomainLimitMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemDomainLimitMetricAttributeKey{SystemFilesystemDomainLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemDomainLimitMetricAttributeKey{DiskHealthFilesystemDomainLimitMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainLimitMetricAttributeKeySystemFilesystemType},
 					},
-					SystemFilesystemDomainMounts: SystemFilesystemDomainMountsMetricConfig{
+					DiskHealthFilesystemDomainMounts: DiskHealthFilesystemDomainMountsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemDomainMountsMetricAttributeKey{SystemFilesystemDomainMountsMetricAttributeKeySystemDevice, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemDomainMountsMetricAttributeKey{DiskHealthFilesystemDomainMountsMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainMountsMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainMountsMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainMountsMetricAttributeKeySystemFilesystemType},
 					},
-					SystemFilesystemDomainTimeToFull: SystemFilesystemDomainTimeToFullMetricConfig{
+					DiskHealthFilesystemDomainTimeToFull: DiskHealthFilesystemDomainTimeToFullMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemDomainTimeToFullMetricAttributeKey{SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemDomainTimeToFullMetricAttributeKey{DiskHealthFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType},
 					},
-					SystemFilesystemDomainUsage: SystemFilesystemDomainUsageMetricConfig{
+					DiskHealthFilesystemDomainUsage: DiskHealthFilesystemDomainUsageMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemDomainUsageMetricAttributeKey{SystemFilesystemDomainUsageMetricAttributeKeySystemDevice, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState},
+						EnabledAttributes:   []DiskHealthFilesystemDomainUsageMetricAttributeKey{DiskHealthFilesystemDomainUsageMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainUsageMetricAttributeKeySystemFilesystemState},
 					},
-					SystemFilesystemInodesUsage: SystemFilesystemInodesUsageMetricConfig{
+					DiskHealthFilesystemInodesUsage: DiskHealthFilesystemInodesUsageMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
+						EnabledAttributes:   []DiskHealthFilesystemInodesUsageMetricAttributeKey{DiskHealthFilesystemInodesUsageMetricAttributeKeySystemDevice, DiskHealthFilesystemInodesUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemInodesUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
 					},
-					SystemFilesystemInodesUtilization: SystemFilesystemInodesUtilizationMetricConfig{
+					DiskHealthFilesystemInodesUtilization: DiskHealthFilesystemInodesUtilizationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemInodesUtilizationMetricAttributeKey{DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemDevice, DiskHealthFilesystemInodesUtilizationMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemInodesUtilizationMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
+					},
+					DiskHealthFilesystemProjectCheckpointCopies: DiskHealthFilesystemProjectCheckpointCopiesMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKey{DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemCheckpointRotation},
+					},
+					DiskHealthFilesystemProjectCheckpointHeadroom: DiskHealthFilesystemProjectCheckpointHeadroomMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKey{DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectDirectory},
+					},
+					DiskHealthFilesystemProjectCheckpointSize: DiskHealthFilesystemProjectCheckpointSizeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKey{DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemCheckpointPercentile},
+					},
+					DiskHealthFilesystemProjectCheckpointState: DiskHealthFilesystemProjectCheckpointStateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthFilesystemProjectCheckpointStateMetricAttributeKey{DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemCheckpointState},
+					},
+					DiskHealthFilesystemProjectHeadroom: DiskHealthFilesystemProjectHeadroomMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthFilesystemProjectHeadroomMetricAttributeKey{DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectDirectory},
+					},
+					DiskHealthFilesystemProjectInodesLimit: DiskHealthFilesystemProjectInodesLimitMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthFilesystemProjectInodesLimitMetricAttributeKey{DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectLimitType},
+					},
+					DiskHealthFilesystemProjectInodesUsage: DiskHealthFilesystemProjectInodesUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthFilesystemProjectInodesUsageMetricAttributeKey{DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectDirectory},
+					},
+					DiskHealthFilesystemProjectLimit: DiskHealthFilesystemProjectLimitMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthFilesystemProjectLimitMetricAttributeKey{DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectLimitType},
+					},
+					DiskHealthFilesystemProjectUsage: DiskHealthFilesystemProjectUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthFilesystemProjectUsageMetricAttributeKey{DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectDirectory},
+					},
+					DiskHealthFilesystemProjects: DiskHealthFilesystemProjectsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthFilesystemProjectsMetricAttributeKey{DiskHealthFilesystemProjectsMetricAttributeKeySystemDevice, DiskHealthFilesystemProjectsMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectsMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectsMetricAttributeKeySystemFilesystemType},
+					},
+					DiskHealthFilesystemShmHeadroom: DiskHealthFilesystemShmHeadroomMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthFilesystemShmHeadroomMetricAttributeKey{DiskHealthFilesystemShmHeadroomMetricAttributeKeyK8sPodUID, DiskHealthFilesystemShmHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemShmHeadroomMetricAttributeKeyDiskHealthFilesystemShmBound},
+					},
+					DiskHealthFilesystemShmUsage: DiskHealthFilesystemShmUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthFilesystemShmUsageMetricAttributeKey{DiskHealthFilesystemShmUsageMetricAttributeKeyK8sPodUID, DiskHealthFilesystemShmUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint},
+					},
+					DiskHealthFilesystemStatus: DiskHealthFilesystemStatusMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthFilesystemStatusMetricAttributeKey{DiskHealthFilesystemStatusMetricAttributeKeySystemDevice, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemStatusMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemStatus},
+					},
+					DiskHealthFilesystemTimeToFull: DiskHealthFilesystemTimeToFullMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthFilesystemTimeToFullMetricAttributeKey{DiskHealthFilesystemTimeToFullMetricAttributeKeySystemDevice, DiskHealthFilesystemTimeToFullMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemTimeToFullMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
 					},
 					SystemFilesystemLimit: SystemFilesystemLimitMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
-					},
-					SystemFilesystemProjectCheckpointCopies: SystemFilesystemProjectCheckpointCopiesMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemProjectCheckpointCopiesMetricAttributeKey{SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation},
-					},
-					SystemFilesystemProjectCheckpointHeadroom: SystemFilesystemProjectCheckpointHeadroomMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey{SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory},
-					},
-					SystemFilesystemProjectCheckpointSize: SystemFilesystemProjectCheckpointSizeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemProjectCheckpointSizeMetricAttributeKey{SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile},
-					},
-					SystemFilesystemProjectCheckpointState: SystemFilesystemProjectCheckpointStateMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemProjectCheckpointStateMetricAttributeKey{SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState},
-					},
-					SystemFilesystemProjectHeadroom: SystemFilesystemProjectHeadroomMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemProjectHeadroomMetricAttributeKey{SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectDirectory},
-					},
-					SystemFilesystemProjectInodesLimit: SystemFilesystemProjectInodesLimitMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemProjectInodesLimitMetricAttributeKey{SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectLimitType},
-					},
-					SystemFilesystemProjectInodesUsage: SystemFilesystemProjectInodesUsageMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemProjectInodesUsageMetricAttributeKey{SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectDirectory},
-					},
-					SystemFilesystemProjectLimit: SystemFilesystemProjectLimitMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemProjectLimitMetricAttributeKey{SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectLimitType},
-					},
-					SystemFilesystemProjectUsage: SystemFilesystemProjectUsageMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemProjectUsageMetricAttributeKey{SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectDirectory},
-					},
-					SystemFilesystemProjects: SystemFilesystemProjectsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemProjectsMetricAttributeKey{SystemFilesystemProjectsMetricAttributeKeySystemDevice, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemType},
-					},
-					SystemFilesystemShmHeadroom: SystemFilesystemShmHeadroomMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemShmHeadroomMetricAttributeKey{SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound},
-					},
-					SystemFilesystemShmUsage: SystemFilesystemShmUsageMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemShmUsageMetricAttributeKey{SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint},
-					},
-					SystemFilesystemStatus: SystemFilesystemStatusMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
-					},
-					SystemFilesystemTimeToFull: SystemFilesystemTimeToFullMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeyDiskHealthFilesystemDomain, SystemFilesystemLimitMetricAttributeKeyDiskHealthFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
 					},
 					SystemFilesystemUsage: SystemFilesystemUsageMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
+						EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeyDiskHealthFilesystemDomain, SystemFilesystemUsageMetricAttributeKeyDiskHealthFilesystemUUID, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
 					},
 					SystemFilesystemUtilization: SystemFilesystemUtilizationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeyDiskHealthFilesystemDomain, SystemFilesystemUtilizationMetricAttributeKeyDiskHealthFilesystemUUID, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					DiskMajorMinor: ResourceAttributeConfig{Enabled: true},
+					DiskHealthDiskMajorMinor: ResourceAttributeConfig{Enabled: true},
 				},
 			},
 		},
@@ -211,184 +211,184 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
-					SystemFilesystemCheckpointCopies: SystemFilesystemCheckpointCopiesMetricConfig{
+					DiskHealthFilesystemCheckpointCopies: DiskHealthFilesystemCheckpointCopiesMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemCheckpointCopiesMetricAttributeKey{SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointCopiesMetricAttributeKey{DiskHealthFilesystemCheckpointCopiesMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemCheckpointRotation},
 					},
-					SystemFilesystemCheckpointDuration: SystemFilesystemCheckpointDurationMetricConfig{
+					DiskHealthFilesystemCheckpointDuration: DiskHealthFilesystemCheckpointDurationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemCheckpointDurationMetricAttributeKey{SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointDurationMetricAttributeKey{DiskHealthFilesystemCheckpointDurationMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointDurationMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointDurationMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType},
 					},
-					SystemFilesystemCheckpointHeadroom: SystemFilesystemCheckpointHeadroomMetricConfig{
+					DiskHealthFilesystemCheckpointHeadroom: DiskHealthFilesystemCheckpointHeadroomMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemCheckpointHeadroomMetricAttributeKey{SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointHeadroomMetricAttributeKey{DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType},
 					},
-					SystemFilesystemCheckpointInterval: SystemFilesystemCheckpointIntervalMetricConfig{
+					DiskHealthFilesystemCheckpointInterval: DiskHealthFilesystemCheckpointIntervalMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemCheckpointIntervalMetricAttributeKey{SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointIntervalMetricAttributeKey{DiskHealthFilesystemCheckpointIntervalMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType},
 					},
-					SystemFilesystemCheckpointNextSave: SystemFilesystemCheckpointNextSaveMetricConfig{
+					DiskHealthFilesystemCheckpointNextSave: DiskHealthFilesystemCheckpointNextSaveMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemCheckpointNextSaveMetricAttributeKey{SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointNextSaveMetricAttributeKey{DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType},
 					},
-					SystemFilesystemCheckpointSize: SystemFilesystemCheckpointSizeMetricConfig{
+					DiskHealthFilesystemCheckpointSize: DiskHealthFilesystemCheckpointSizeMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemCheckpointSizeMetricAttributeKey{SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointSizeMetricAttributeKey{DiskHealthFilesystemCheckpointSizeMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemCheckpointPercentile},
 					},
-					SystemFilesystemCheckpointState: SystemFilesystemCheckpointStateMetricConfig{
+					DiskHealthFilesystemCheckpointState: DiskHealthFilesystemCheckpointStateMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemCheckpointStateMetricAttributeKey{SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointStateMetricAttributeKey{DiskHealthFilesystemCheckpointStateMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemCheckpointState},
 					},
-					SystemFilesystemCheckpointThroughput: SystemFilesystemCheckpointThroughputMetricConfig{
+					DiskHealthFilesystemCheckpointThroughput: DiskHealthFilesystemCheckpointThroughputMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemCheckpointThroughputMetricAttributeKey{SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointThroughputMetricAttributeKey{DiskHealthFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
 					},
-					SystemFilesystemCheckpointWriter: SystemFilesystemCheckpointWriterMetricConfig{
+					DiskHealthFilesystemCheckpointWriter: DiskHealthFilesystemCheckpointWriterMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemCheckpointWriterMetricAttributeKey{SystemFilesystemCheckpointWriterMetricAttributeKeySystemDevice, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointWriterMetricAttributeKeyCgroupPath, SystemFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID, SystemFilesystemCheckpointWriterMetricAttributeKeyContainerID},
+						EnabledAttributes:   []DiskHealthFilesystemCheckpointWriterMetricAttributeKey{DiskHealthFilesystemCheckpointWriterMetricAttributeKeySystemDevice, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyCgroupPath, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyContainerID},
 					},
-					SystemFilesystemDomainBindingLimit: SystemFilesystemDomainBindingLimitMetricConfig{
+					DiskHealthFilesystemDomainBindingLimit: DiskHealthFilesystemDomainBindingLimitMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemDomainBindingLimitMetricAttributeKey{SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName},
+						EnabledAttributes:   []DiskHealthFilesystemDomainBindingLimitMetricAttributeKey{DiskHealthFilesystemDomainBindingLimitMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemLimitName},
 					},
-					SystemFilesystemDomainHeadroom: SystemFilesystemDomainHeadroomMetricConfig{
+					DiskHealthFilesystemDomainHeadroom: DiskHealthFilesystemDomainHeadroomMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemDomainHeadroomMetricAttributeKey{SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName},
+						EnabledAttributes:   []DiskHealthFilesystemDomainHeadroomMetricAttributeKey{DiskHealthFilesystemDomainHeadroomMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemLimitName},
 					},
-					SystemFilesystemDomainInodesHeadroom: SystemFilesystemDomainInodesHeadroomMetricConfig{
+					DiskHealthFilesystemDomainInodesHeadroom: DiskHealthFilesystemDomainInodesHeadroomMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemDomainInodesHeadroomMetricAttributeKey{SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName},
+						EnabledAttributes:   []DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKey{DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemLimitName},
 					},
-					SystemFilesystemDomainLimit: SystemFilesystemDomainLimitMetricConfig{
+					DiskHealthFilesystemDomainLimit: DiskHealthFilesystemDomainLimitMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemDomainLimitMetricAttributeKey{SystemFilesystemDomainLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemDomainLimitMetricAttributeKey{DiskHealthFilesystemDomainLimitMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainLimitMetricAttributeKeySystemFilesystemType},
 					},
-					SystemFilesystemDomainMounts: SystemFilesystemDomainMountsMetricConfig{
+					DiskHealthFilesystemDomainMounts: DiskHealthFilesystemDomainMountsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemDomainMountsMetricAttributeKey{SystemFilesystemDomainMountsMetricAttributeKeySystemDevice, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemDomainMountsMetricAttributeKey{DiskHealthFilesystemDomainMountsMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainMountsMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainMountsMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainMountsMetricAttributeKeySystemFilesystemType},
 					},
-					SystemFilesystemDomainTimeToFull: SystemFilesystemDomainTimeToFullMetricConfig{
+					DiskHealthFilesystemDomainTimeToFull: DiskHealthFilesystemDomainTimeToFullMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemDomainTimeToFullMetricAttributeKey{SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemDomainTimeToFullMetricAttributeKey{DiskHealthFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType},
 					},
-					SystemFilesystemDomainUsage: SystemFilesystemDomainUsageMetricConfig{
+					DiskHealthFilesystemDomainUsage: DiskHealthFilesystemDomainUsageMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemDomainUsageMetricAttributeKey{SystemFilesystemDomainUsageMetricAttributeKeySystemDevice, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState},
+						EnabledAttributes:   []DiskHealthFilesystemDomainUsageMetricAttributeKey{DiskHealthFilesystemDomainUsageMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainUsageMetricAttributeKeySystemFilesystemState},
 					},
-					SystemFilesystemInodesUsage: SystemFilesystemInodesUsageMetricConfig{
+					DiskHealthFilesystemInodesUsage: DiskHealthFilesystemInodesUsageMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
+						EnabledAttributes:   []DiskHealthFilesystemInodesUsageMetricAttributeKey{DiskHealthFilesystemInodesUsageMetricAttributeKeySystemDevice, DiskHealthFilesystemInodesUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemInodesUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
 					},
-					SystemFilesystemInodesUtilization: SystemFilesystemInodesUtilizationMetricConfig{
+					DiskHealthFilesystemInodesUtilization: DiskHealthFilesystemInodesUtilizationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []DiskHealthFilesystemInodesUtilizationMetricAttributeKey{DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemDevice, DiskHealthFilesystemInodesUtilizationMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemInodesUtilizationMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
+					},
+					DiskHealthFilesystemProjectCheckpointCopies: DiskHealthFilesystemProjectCheckpointCopiesMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKey{DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemCheckpointRotation},
+					},
+					DiskHealthFilesystemProjectCheckpointHeadroom: DiskHealthFilesystemProjectCheckpointHeadroomMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKey{DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectDirectory},
+					},
+					DiskHealthFilesystemProjectCheckpointSize: DiskHealthFilesystemProjectCheckpointSizeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKey{DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemCheckpointPercentile},
+					},
+					DiskHealthFilesystemProjectCheckpointState: DiskHealthFilesystemProjectCheckpointStateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthFilesystemProjectCheckpointStateMetricAttributeKey{DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemCheckpointState},
+					},
+					DiskHealthFilesystemProjectHeadroom: DiskHealthFilesystemProjectHeadroomMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthFilesystemProjectHeadroomMetricAttributeKey{DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectDirectory},
+					},
+					DiskHealthFilesystemProjectInodesLimit: DiskHealthFilesystemProjectInodesLimitMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthFilesystemProjectInodesLimitMetricAttributeKey{DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectLimitType},
+					},
+					DiskHealthFilesystemProjectInodesUsage: DiskHealthFilesystemProjectInodesUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthFilesystemProjectInodesUsageMetricAttributeKey{DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectDirectory},
+					},
+					DiskHealthFilesystemProjectLimit: DiskHealthFilesystemProjectLimitMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthFilesystemProjectLimitMetricAttributeKey{DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectDirectory, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectLimitType},
+					},
+					DiskHealthFilesystemProjectUsage: DiskHealthFilesystemProjectUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthFilesystemProjectUsageMetricAttributeKey{DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectID, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectName, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectDirectory},
+					},
+					DiskHealthFilesystemProjects: DiskHealthFilesystemProjectsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthFilesystemProjectsMetricAttributeKey{DiskHealthFilesystemProjectsMetricAttributeKeySystemDevice, DiskHealthFilesystemProjectsMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemProjectsMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemProjectsMetricAttributeKeySystemFilesystemType},
+					},
+					DiskHealthFilesystemShmHeadroom: DiskHealthFilesystemShmHeadroomMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthFilesystemShmHeadroomMetricAttributeKey{DiskHealthFilesystemShmHeadroomMetricAttributeKeyK8sPodUID, DiskHealthFilesystemShmHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemShmHeadroomMetricAttributeKeyDiskHealthFilesystemShmBound},
+					},
+					DiskHealthFilesystemShmUsage: DiskHealthFilesystemShmUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthFilesystemShmUsageMetricAttributeKey{DiskHealthFilesystemShmUsageMetricAttributeKeyK8sPodUID, DiskHealthFilesystemShmUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint},
+					},
+					DiskHealthFilesystemStatus: DiskHealthFilesystemStatusMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthFilesystemStatusMetricAttributeKey{DiskHealthFilesystemStatusMetricAttributeKeySystemDevice, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemStatusMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemStatus},
+					},
+					DiskHealthFilesystemTimeToFull: DiskHealthFilesystemTimeToFullMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthFilesystemTimeToFullMetricAttributeKey{DiskHealthFilesystemTimeToFullMetricAttributeKeySystemDevice, DiskHealthFilesystemTimeToFullMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemTimeToFullMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
 					},
 					SystemFilesystemLimit: SystemFilesystemLimitMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
-					},
-					SystemFilesystemProjectCheckpointCopies: SystemFilesystemProjectCheckpointCopiesMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemProjectCheckpointCopiesMetricAttributeKey{SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation},
-					},
-					SystemFilesystemProjectCheckpointHeadroom: SystemFilesystemProjectCheckpointHeadroomMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey{SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory},
-					},
-					SystemFilesystemProjectCheckpointSize: SystemFilesystemProjectCheckpointSizeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemProjectCheckpointSizeMetricAttributeKey{SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile},
-					},
-					SystemFilesystemProjectCheckpointState: SystemFilesystemProjectCheckpointStateMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemProjectCheckpointStateMetricAttributeKey{SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState},
-					},
-					SystemFilesystemProjectHeadroom: SystemFilesystemProjectHeadroomMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemProjectHeadroomMetricAttributeKey{SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectDirectory},
-					},
-					SystemFilesystemProjectInodesLimit: SystemFilesystemProjectInodesLimitMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemProjectInodesLimitMetricAttributeKey{SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectLimitType},
-					},
-					SystemFilesystemProjectInodesUsage: SystemFilesystemProjectInodesUsageMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemProjectInodesUsageMetricAttributeKey{SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectDirectory},
-					},
-					SystemFilesystemProjectLimit: SystemFilesystemProjectLimitMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemProjectLimitMetricAttributeKey{SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectLimitType},
-					},
-					SystemFilesystemProjectUsage: SystemFilesystemProjectUsageMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemProjectUsageMetricAttributeKey{SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectDirectory},
-					},
-					SystemFilesystemProjects: SystemFilesystemProjectsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemProjectsMetricAttributeKey{SystemFilesystemProjectsMetricAttributeKeySystemDevice, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemType},
-					},
-					SystemFilesystemShmHeadroom: SystemFilesystemShmHeadroomMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemShmHeadroomMetricAttributeKey{SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound},
-					},
-					SystemFilesystemShmUsage: SystemFilesystemShmUsageMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemShmUsageMetricAttributeKey{SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint},
-					},
-					SystemFilesystemStatus: SystemFilesystemStatusMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
-					},
-					SystemFilesystemTimeToFull: SystemFilesystemTimeToFullMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeyDiskHealthFilesystemDomain, SystemFilesystemLimitMetricAttributeKeyDiskHealthFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
 					},
 					SystemFilesystemUsage: SystemFilesystemUsageMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
+						EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeyDiskHealthFilesystemDomain, SystemFilesystemUsageMetricAttributeKeyDiskHealthFilesystemUUID, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
 					},
 					SystemFilesystemUtilization: SystemFilesystemUtilizationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeyDiskHealthFilesystemDomain, SystemFilesystemUtilizationMetricAttributeKeyDiskHealthFilesystemUUID, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					DiskMajorMinor: ResourceAttributeConfig{Enabled: false},
+					DiskHealthDiskMajorMinor: ResourceAttributeConfig{Enabled: false},
 				},
 			},
 		},
@@ -396,223 +396,391 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemCheckpointCopiesMetricConfig{}, SystemFilesystemCheckpointDurationMetricConfig{}, SystemFilesystemCheckpointHeadroomMetricConfig{}, SystemFilesystemCheckpointIntervalMetricConfig{}, SystemFilesystemCheckpointNextSaveMetricConfig{}, SystemFilesystemCheckpointSizeMetricConfig{}, SystemFilesystemCheckpointStateMetricConfig{}, SystemFilesystemCheckpointThroughputMetricConfig{}, SystemFilesystemCheckpointWriterMetricConfig{}, SystemFilesystemDomainBindingLimitMetricConfig{}, SystemFilesystemDomainHeadroomMetricConfig{}, SystemFilesystemDomainInodesHeadroomMetricConfig{}, SystemFilesystemDomainLimitMetricConfig{}, SystemFilesystemDomainMountsMetricConfig{}, SystemFilesystemDomainTimeToFullMetricConfig{}, SystemFilesystemDomainUsageMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemProjectCheckpointCopiesMetricConfig{}, SystemFilesystemProjectCheckpointHeadroomMetricConfig{}, SystemFilesystemProjectCheckpointSizeMetricConfig{}, SystemFilesystemProjectCheckpointStateMetricConfig{}, SystemFilesystemProjectHeadroomMetricConfig{}, SystemFilesystemProjectInodesLimitMetricConfig{}, SystemFilesystemProjectInodesUsageMetricConfig{}, SystemFilesystemProjectLimitMetricConfig{}, SystemFilesystemProjectUsageMetricConfig{}, SystemFilesystemProjectsMetricConfig{}, SystemFilesystemShmHeadroomMetricConfig{}, SystemFilesystemShmUsageMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthFilesystemCheckpointCopiesMetricConfig{}, DiskHealthFilesystemCheckpointDurationMetricConfig{}, DiskHealthFilesystemCheckpointHeadroomMetricConfig{}, DiskHealthFilesystemCheckpointIntervalMetricConfig{}, DiskHealthFilesystemCheckpointNextSaveMetricConfig{}, DiskHealthFilesystemCheckpointSizeMetricConfig{}, DiskHealthFilesystemCheckpointStateMetricConfig{}, DiskHealthFilesystemCheckpointThroughputMetricConfig{}, DiskHealthFilesystemCheckpointWriterMetricConfig{}, DiskHealthFilesystemDomainBindingLimitMetricConfig{}, DiskHealthFilesystemDomainHeadroomMetricConfig{}, DiskHealthFilesystemDomainInodesHeadroomMetricConfig{}, DiskHealthFilesystemDomainLimitMetricConfig{}, DiskHealthFilesystemDomainMountsMetricConfig{}, DiskHealthFilesystemDomainTimeToFullMetricConfig{}, DiskHealthFilesystemDomainUsageMetricConfig{}, DiskHealthFilesystemInodesUsageMetricConfig{}, DiskHealthFilesystemInodesUtilizationMetricConfig{}, DiskHealthFilesystemProjectCheckpointCopiesMetricConfig{}, DiskHealthFilesystemProjectCheckpointHeadroomMetricConfig{}, DiskHealthFilesystemProjectCheckpointSizeMetricConfig{}, DiskHealthFilesystemProjectCheckpointStateMetricConfig{}, DiskHealthFilesystemProjectHeadroomMetricConfig{}, DiskHealthFilesystemProjectInodesLimitMetricConfig{}, DiskHealthFilesystemProjectInodesUsageMetricConfig{}, DiskHealthFilesystemProjectLimitMetricConfig{}, DiskHealthFilesystemProjectUsageMetricConfig{}, DiskHealthFilesystemProjectsMetricConfig{}, DiskHealthFilesystemShmHeadroomMetricConfig{}, DiskHealthFilesystemShmUsageMetricConfig{}, DiskHealthFilesystemStatusMetricConfig{}, DiskHealthFilesystemTimeToFullMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
-func TestSystemFilesystemCheckpointCopiesMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointCopies
+func TestDiskHealthFilesystemCheckpointCopiesMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemCheckpointCopies
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemCheckpointCopiesMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.copies doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.rotation]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemCheckpointCopiesMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.checkpoint.copies doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type, disk_health.filesystem.checkpoint.rotation]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointCopies
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemCheckpointCopies
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemCheckpointDurationMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointDuration
+func TestDiskHealthFilesystemCheckpointDurationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemCheckpointDuration
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemCheckpointDurationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.duration doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemCheckpointDurationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.checkpoint.duration doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointDuration
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemCheckpointDuration
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemCheckpointHeadroomMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointHeadroom
+func TestDiskHealthFilesystemCheckpointHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemCheckpointHeadroom
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemCheckpointHeadroomMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.headroom doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemCheckpointHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.checkpoint.headroom doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointHeadroom
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemCheckpointHeadroom
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemCheckpointIntervalMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointInterval
+func TestDiskHealthFilesystemCheckpointIntervalMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemCheckpointInterval
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemCheckpointIntervalMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.interval doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemCheckpointIntervalMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.checkpoint.interval doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointInterval
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemCheckpointInterval
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemCheckpointNextSaveMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointNextSave
+func TestDiskHealthFilesystemCheckpointNextSaveMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemCheckpointNextSave
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemCheckpointNextSaveMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.next_save doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemCheckpointNextSaveMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.checkpoint.next_save doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointNextSave
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemCheckpointNextSave
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemCheckpointSizeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointSize
+func TestDiskHealthFilesystemCheckpointSizeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemCheckpointSize
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemCheckpointSizeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.size doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.percentile]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemCheckpointSizeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.checkpoint.size doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type, disk_health.filesystem.checkpoint.percentile]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointSize
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemCheckpointSize
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemCheckpointStateMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointState
+func TestDiskHealthFilesystemCheckpointStateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemCheckpointState
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemCheckpointStateMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.state doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.state]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemCheckpointStateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.checkpoint.state doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type, disk_health.filesystem.checkpoint.state]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointState
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemCheckpointState
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemCheckpointThroughputMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointThroughput
+func TestDiskHealthFilesystemCheckpointThroughputMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemCheckpointThroughput
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemCheckpointThroughputMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.throughput doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemCheckpointThroughputMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.checkpoint.throughput doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointThroughput
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemCheckpointThroughput
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemCheckpointWriterMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointWriter
+func TestDiskHealthFilesystemCheckpointWriterMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemCheckpointWriter
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemCheckpointWriterMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.writer doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, cgroup.path, k8s.pod.uid, container.id]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemCheckpointWriterMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.checkpoint.writer doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type, cgroup.path, k8s.pod.uid, container.id]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointWriter
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemCheckpointWriter
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemDomainBindingLimitMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemDomainBindingLimit
+func TestDiskHealthFilesystemDomainBindingLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemDomainBindingLimit
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemDomainBindingLimitMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.binding_limit doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemDomainBindingLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.domain.binding_limit doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type, disk_health.filesystem.limit.name]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemDomainBindingLimit
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemDomainBindingLimit
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemDomainHeadroomMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemDomainHeadroom
+func TestDiskHealthFilesystemDomainHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemDomainHeadroom
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemDomainHeadroomMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.headroom doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemDomainHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.domain.headroom doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type, disk_health.filesystem.limit.name]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemDomainHeadroom
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemDomainHeadroom
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemDomainInodesHeadroomMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemDomainInodesHeadroom
+func TestDiskHealthFilesystemDomainInodesHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemDomainInodesHeadroom
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemDomainInodesHeadroomMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.inodes.headroom doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.domain.inodes.headroom doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type, disk_health.filesystem.limit.name]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemDomainInodesHeadroom
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemDomainInodesHeadroom
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemDomainLimitMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemDomainLimit
+func TestDiskHealthFilesystemDomainLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemDomainLimit
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemDomainLimitMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.limit doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemDomainLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.domain.limit doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemDomainLimit
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemDomainLimit
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemDomainMountsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemDomainMounts
+func TestDiskHealthFilesystemDomainMountsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemDomainMounts
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemDomainMountsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.mounts doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemDomainMountsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.domain.mounts doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemDomainMounts
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemDomainMounts
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemDomainTimeToFullMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemDomainTimeToFull
+func TestDiskHealthFilesystemDomainTimeToFullMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemDomainTimeToFull
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemDomainTimeToFullMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.time_to_full doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemDomainTimeToFullMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.domain.time_to_full doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemDomainTimeToFull
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemDomainTimeToFull
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemDomainUsageMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemDomainUsage
+func TestDiskHealthFilesystemDomainUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemDomainUsage
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemDomainUsageMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.usage doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.state]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemDomainUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.domain.usage doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type, system.filesystem.state]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemDomainUsage
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemDomainUsage
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemInodesUsageMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemInodesUsage
+func TestDiskHealthFilesystemInodesUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemInodesUsage
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemInodesUsageMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.inodes.usage doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemInodesUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.inodes.usage doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemInodesUsage
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemInodesUsage
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemFilesystemInodesUtilizationMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemInodesUtilization
+func TestDiskHealthFilesystemInodesUtilizationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemInodesUtilization
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemFilesystemInodesUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.inodes.utilization doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
+	cfg.EnabledAttributes = []DiskHealthFilesystemInodesUtilizationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.inodes.utilization doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
 
-	cfg = DefaultMetricsConfig().SystemFilesystemInodesUtilization
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemInodesUtilization
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthFilesystemProjectCheckpointCopiesMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemProjectCheckpointCopies
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.project.checkpoint.copies doesn't have an attribute invalid, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory, disk_health.filesystem.checkpoint.rotation]")
+
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemProjectCheckpointCopies
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthFilesystemProjectCheckpointHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemProjectCheckpointHeadroom
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.project.checkpoint.headroom doesn't have an attribute invalid, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory]")
+
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemProjectCheckpointHeadroom
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthFilesystemProjectCheckpointSizeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemProjectCheckpointSize
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.project.checkpoint.size doesn't have an attribute invalid, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory, disk_health.filesystem.checkpoint.percentile]")
+
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemProjectCheckpointSize
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthFilesystemProjectCheckpointStateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemProjectCheckpointState
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthFilesystemProjectCheckpointStateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.project.checkpoint.state doesn't have an attribute invalid, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory, disk_health.filesystem.checkpoint.state]")
+
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemProjectCheckpointState
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthFilesystemProjectHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemProjectHeadroom
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthFilesystemProjectHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.project.headroom doesn't have an attribute invalid, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory]")
+
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemProjectHeadroom
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthFilesystemProjectInodesLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemProjectInodesLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthFilesystemProjectInodesLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.project.inodes.limit doesn't have an attribute invalid, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory, disk_health.filesystem.project.limit.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemProjectInodesLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthFilesystemProjectInodesUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemProjectInodesUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthFilesystemProjectInodesUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.project.inodes.usage doesn't have an attribute invalid, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory]")
+
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemProjectInodesUsage
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthFilesystemProjectLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemProjectLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthFilesystemProjectLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.project.limit doesn't have an attribute invalid, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory, disk_health.filesystem.project.limit.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemProjectLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthFilesystemProjectUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemProjectUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthFilesystemProjectUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.project.usage doesn't have an attribute invalid, valid attributes: [disk_health.filesystem.domain, disk_health.filesystem.uuid, disk_health.filesystem.project.id, disk_health.filesystem.project.name, disk_health.filesystem.project.directory]")
+
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemProjectUsage
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthFilesystemProjectsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemProjects
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthFilesystemProjectsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.projects doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemProjects
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthFilesystemShmHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemShmHeadroom
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthFilesystemShmHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.shm.headroom doesn't have an attribute invalid, valid attributes: [k8s.pod.uid, disk_health.filesystem.domain, system.filesystem.mountpoint, disk_health.filesystem.shm.bound]")
+
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemShmHeadroom
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthFilesystemShmUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemShmUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthFilesystemShmUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.shm.usage doesn't have an attribute invalid, valid attributes: [k8s.pod.uid, disk_health.filesystem.domain, system.filesystem.mountpoint]")
+
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemShmUsage
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthFilesystemStatusMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemStatus
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthFilesystemStatusMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.status doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.mountpoint, system.filesystem.type, status]")
+
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemStatus
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthFilesystemTimeToFullMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemTimeToFull
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthFilesystemTimeToFullMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.time_to_full doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.mountpoint, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemTimeToFull
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -622,177 +790,9 @@ func TestSystemFilesystemLimitMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemLimitMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.limit doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.limit doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemLimit
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemProjectCheckpointCopiesMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemProjectCheckpointCopies
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemProjectCheckpointCopiesMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.checkpoint.copies doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.checkpoint.rotation]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemProjectCheckpointCopies
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemProjectCheckpointHeadroomMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemProjectCheckpointHeadroom
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.checkpoint.headroom doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemProjectCheckpointHeadroom
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemProjectCheckpointSizeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemProjectCheckpointSize
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemProjectCheckpointSizeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.checkpoint.size doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.checkpoint.percentile]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemProjectCheckpointSize
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemProjectCheckpointStateMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemProjectCheckpointState
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemProjectCheckpointStateMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.checkpoint.state doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.checkpoint.state]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemProjectCheckpointState
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemProjectHeadroomMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemProjectHeadroom
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemProjectHeadroomMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.headroom doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemProjectHeadroom
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemProjectInodesLimitMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemProjectInodesLimit
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemProjectInodesLimitMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.inodes.limit doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.project.limit.type]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemProjectInodesLimit
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemProjectInodesUsageMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemProjectInodesUsage
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemProjectInodesUsageMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.inodes.usage doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemProjectInodesUsage
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemProjectLimitMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemProjectLimit
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemProjectLimitMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.limit doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.project.limit.type]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemProjectLimit
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemProjectUsageMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemProjectUsage
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemProjectUsageMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.usage doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemProjectUsage
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemProjectsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemProjects
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemProjectsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.projects doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemProjects
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemShmHeadroomMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemShmHeadroom
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemShmHeadroomMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.shm.headroom doesn't have an attribute invalid, valid attributes: [k8s.pod.uid, system.filesystem.domain, system.filesystem.mountpoint, system.filesystem.shm.bound]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemShmHeadroom
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemShmUsageMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemShmUsage
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemShmUsageMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.shm.usage doesn't have an attribute invalid, valid attributes: [k8s.pod.uid, system.filesystem.domain, system.filesystem.mountpoint]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemShmUsage
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemStatusMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemStatus
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemStatusMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.status doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mountpoint, system.filesystem.type, status]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemStatus
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemTimeToFullMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemTimeToFull
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemTimeToFullMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.time_to_full doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mountpoint, system.filesystem.type]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemTimeToFull
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -802,7 +802,7 @@ func TestSystemFilesystemUsageMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemUsageMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.usage doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.usage doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemUsage
 	cfg.AggregationStrategy = "invalid"
@@ -814,7 +814,7 @@ func TestSystemFilesystemUtilizationMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.utilization doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.utilization doesn't have an attribute invalid, valid attributes: [system.device, disk_health.filesystem.domain, disk_health.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemUtilization
 	cfg.AggregationStrategy = "invalid"
@@ -843,13 +843,13 @@ func TestResourceAttributesConfig(t *testing.T) {
 		{
 			name: "all_set",
 			want: ResourceAttributesConfig{
-				DiskMajorMinor: ResourceAttributeConfig{Enabled: true},
+				DiskHealthDiskMajorMinor: ResourceAttributeConfig{Enabled: true},
 			},
 		},
 		{
 			name: "none_set",
 			want: ResourceAttributesConfig{
-				DiskMajorMinor: ResourceAttributeConfig{Enabled: false},
+				DiskHealthDiskMajorMinor: ResourceAttributeConfig{Enabled: false},
 			},
 		},
 	}

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"time"
 
+	conventions "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/semconv/v1.44.0"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
-	conventions "go.opentelemetry.io/otel/semconv/v1.38.0"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 )
@@ -27,223 +27,223 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 	e := &Emitter{}
 	e.Init(conventions.SchemaURL, ScopeName, settings.BuildInfo.Version, pcommon.NewTimestampFromTime(time.Now()), []emit.Metric{
 		{
-			Name: "system.filesystem.checkpoint.copies", Description: "Copies the job keeps (keep-N), learned from the saves seen before the first that removed one; with the rotation pattern. Emitted once known. Not in semantic conventions.", Unit: "{copy}",
+			Name: "disk_health.filesystem.checkpoint.copies", Description: "Copies the job keeps (keep-N), learned from the saves seen before the first that removed one; with the rotation pattern. Emitted once known. Not in semantic conventions.", Unit: "{copy}",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemCheckpointCopies.Enabled, Strategy: m.SystemFilesystemCheckpointCopies.AggregationStrategy, Attrs: 5,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointCopies.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointCopies.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointCopies.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointCopies.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemCheckpointCopies.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation)),
+			Enabled: m.DiskHealthFilesystemCheckpointCopies.Enabled, Strategy: m.DiskHealthFilesystemCheckpointCopies.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemCheckpointCopies.EnabledAttributes, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemCheckpointCopies.EnabledAttributes, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemCheckpointCopies.EnabledAttributes, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemCheckpointCopies.EnabledAttributes, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType), slices.Contains(m.DiskHealthFilesystemCheckpointCopies.EnabledAttributes, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemCheckpointRotation)),
 		},
 		{
-			Name: "system.filesystem.checkpoint.duration", Description: "Time the last checkpoint save took (its write burst), GPU time spent blocked when saves are synchronous. Not in semantic conventions.", Unit: "s",
+			Name: "disk_health.filesystem.checkpoint.duration", Description: "Time the last checkpoint save took (its write burst), GPU time spent blocked when saves are synchronous. Not in semantic conventions.", Unit: "s",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemCheckpointDuration.Enabled, Strategy: m.SystemFilesystemCheckpointDuration.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointDuration.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointDuration.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointDuration.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointDuration.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.DiskHealthFilesystemCheckpointDuration.Enabled, Strategy: m.DiskHealthFilesystemCheckpointDuration.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemCheckpointDuration.EnabledAttributes, DiskHealthFilesystemCheckpointDurationMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemCheckpointDuration.EnabledAttributes, DiskHealthFilesystemCheckpointDurationMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemCheckpointDuration.EnabledAttributes, DiskHealthFilesystemCheckpointDurationMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemCheckpointDuration.EnabledAttributes, DiskHealthFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType)),
 		},
 		{
-			Name: "system.filesystem.checkpoint.headroom", Description: "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Free space is the headroom of the binding limit (system.filesystem.domain.binding_limit). Not in semantic conventions.", Unit: "By",
+			Name: "disk_health.filesystem.checkpoint.headroom", Description: "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Free space is the headroom of the binding limit (disk_health.filesystem.domain.binding_limit). Not in semantic conventions.", Unit: "By",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemCheckpointHeadroom.Enabled, Strategy: m.SystemFilesystemCheckpointHeadroom.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointHeadroom.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointHeadroom.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointHeadroom.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointHeadroom.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.DiskHealthFilesystemCheckpointHeadroom.Enabled, Strategy: m.DiskHealthFilesystemCheckpointHeadroom.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemCheckpointHeadroom.EnabledAttributes, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemCheckpointHeadroom.EnabledAttributes, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemCheckpointHeadroom.EnabledAttributes, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemCheckpointHeadroom.EnabledAttributes, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType)),
 		},
 		{
-			Name: "system.filesystem.checkpoint.interval", Description: "Median time between the starts of the last checkpoint saves on the domain. Not in semantic conventions.", Unit: "s",
+			Name: "disk_health.filesystem.checkpoint.interval", Description: "Median time between the starts of the last checkpoint saves on the domain. Not in semantic conventions.", Unit: "s",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemCheckpointInterval.Enabled, Strategy: m.SystemFilesystemCheckpointInterval.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointInterval.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointInterval.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointInterval.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointInterval.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.DiskHealthFilesystemCheckpointInterval.Enabled, Strategy: m.DiskHealthFilesystemCheckpointInterval.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemCheckpointInterval.EnabledAttributes, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemCheckpointInterval.EnabledAttributes, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemCheckpointInterval.EnabledAttributes, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemCheckpointInterval.EnabledAttributes, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType)),
 		},
 		{
-			Name: "system.filesystem.checkpoint.next_save", Description: "Time until the next checkpoint save is expected to start (0 when one is due or running). Not in semantic conventions.", Unit: "s",
+			Name: "disk_health.filesystem.checkpoint.next_save", Description: "Time until the next checkpoint save is expected to start (0 when one is due or running). Not in semantic conventions.", Unit: "s",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemCheckpointNextSave.Enabled, Strategy: m.SystemFilesystemCheckpointNextSave.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointNextSave.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointNextSave.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointNextSave.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointNextSave.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.DiskHealthFilesystemCheckpointNextSave.Enabled, Strategy: m.DiskHealthFilesystemCheckpointNextSave.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemCheckpointNextSave.EnabledAttributes, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemCheckpointNextSave.EnabledAttributes, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemCheckpointNextSave.EnabledAttributes, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemCheckpointNextSave.EnabledAttributes, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType)),
 		},
 		{
-			Name: "system.filesystem.checkpoint.size", Description: "Learned size of a checkpoint save (p50 and p90 of the last five), net of the background's growth during it. Not in semantic conventions.", Unit: "By",
+			Name: "disk_health.filesystem.checkpoint.size", Description: "Learned size of a checkpoint save (p50 and p90 of the last five), net of the background's growth during it. Not in semantic conventions.", Unit: "By",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemCheckpointSize.Enabled, Strategy: m.SystemFilesystemCheckpointSize.AggregationStrategy, Attrs: 5,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile)),
+			Enabled: m.DiskHealthFilesystemCheckpointSize.Enabled, Strategy: m.DiskHealthFilesystemCheckpointSize.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemCheckpointSize.EnabledAttributes, DiskHealthFilesystemCheckpointSizeMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemCheckpointSize.EnabledAttributes, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemCheckpointSize.EnabledAttributes, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemCheckpointSize.EnabledAttributes, DiskHealthFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType), slices.Contains(m.DiskHealthFilesystemCheckpointSize.EnabledAttributes, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemCheckpointPercentile)),
 		},
 		{
-			Name: "system.filesystem.checkpoint.state", Description: "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). A domain whose learned pattern is lost stays on state learning (the other checkpoint metrics stop) and a disk_health.checkpoint.relearning event says why, once; a domain that never had a pattern has no checkpoint series, unless another writer fills it before a save could come: then the state set is on will_fail alone, with its event. Not in semantic conventions.", Unit: "1",
+			Name: "disk_health.filesystem.checkpoint.state", Description: "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). A domain whose learned pattern is lost stays on state learning (the other checkpoint metrics stop) and a disk_health.checkpoint.relearning event says why, once; a domain that never had a pattern has no checkpoint series, unless another writer fills it before a save could come: then the state set is on will_fail alone, with its event. Not in semantic conventions.", Unit: "1",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemCheckpointState.Enabled, Strategy: m.SystemFilesystemCheckpointState.AggregationStrategy, Attrs: 5,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState)),
+			Enabled: m.DiskHealthFilesystemCheckpointState.Enabled, Strategy: m.DiskHealthFilesystemCheckpointState.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemCheckpointState.EnabledAttributes, DiskHealthFilesystemCheckpointStateMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemCheckpointState.EnabledAttributes, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemCheckpointState.EnabledAttributes, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemCheckpointState.EnabledAttributes, DiskHealthFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType), slices.Contains(m.DiskHealthFilesystemCheckpointState.EnabledAttributes, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemCheckpointState)),
 		},
 		{
-			Name: "system.filesystem.checkpoint.throughput", Description: "Write rate of the last checkpoint save (its size over its duration). Not in semantic conventions.", Unit: "By/s",
+			Name: "disk_health.filesystem.checkpoint.throughput", Description: "Write rate of the last checkpoint save (its size over its duration). Not in semantic conventions.", Unit: "By/s",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemCheckpointThroughput.Enabled, Strategy: m.SystemFilesystemCheckpointThroughput.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.DiskHealthFilesystemCheckpointThroughput.Enabled, Strategy: m.DiskHealthFilesystemCheckpointThroughput.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemCheckpointThroughput.EnabledAttributes, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemCheckpointThroughput.EnabledAttributes, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemCheckpointThroughput.EnabledAttributes, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemCheckpointThroughput.EnabledAttributes, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType)),
 		},
 		{
-			Name: "system.filesystem.checkpoint.writer", Description: "The cgroup (and, where its path names them, the pod and container) that wrote the domain's last attributed checkpoint save: 1 on one series per domain, emitted with the other checkpoint metrics once a writer has been named. Not in semantic conventions.", Unit: "1",
+			Name: "disk_health.filesystem.checkpoint.writer", Description: "The cgroup (and, where its path names them, the pod and container) that wrote the domain's last attributed checkpoint save: 1 on one series per domain, emitted with the other checkpoint metrics once a writer has been named. Not in semantic conventions.", Unit: "1",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemCheckpointWriter.Enabled, Strategy: m.SystemFilesystemCheckpointWriter.AggregationStrategy, Attrs: 7,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointWriter.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointWriter.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointWriter.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointWriter.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemCheckpointWriter.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeyCgroupPath), slices.Contains(m.SystemFilesystemCheckpointWriter.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID), slices.Contains(m.SystemFilesystemCheckpointWriter.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeyContainerID)),
+			Enabled: m.DiskHealthFilesystemCheckpointWriter.Enabled, Strategy: m.DiskHealthFilesystemCheckpointWriter.AggregationStrategy, Attrs: 7,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemCheckpointWriter.EnabledAttributes, DiskHealthFilesystemCheckpointWriterMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemCheckpointWriter.EnabledAttributes, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemCheckpointWriter.EnabledAttributes, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemCheckpointWriter.EnabledAttributes, DiskHealthFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType), slices.Contains(m.DiskHealthFilesystemCheckpointWriter.EnabledAttributes, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyCgroupPath), slices.Contains(m.DiskHealthFilesystemCheckpointWriter.EnabledAttributes, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID), slices.Contains(m.DiskHealthFilesystemCheckpointWriter.EnabledAttributes, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyContainerID)),
 		},
 		{
-			Name: "system.filesystem.domain.binding_limit", Description: "Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.", Unit: "1",
+			Name: "disk_health.filesystem.domain.binding_limit", Description: "Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.", Unit: "1",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemDomainBindingLimit.Enabled, Strategy: m.SystemFilesystemDomainBindingLimit.AggregationStrategy, Attrs: 5,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainBindingLimit.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainBindingLimit.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainBindingLimit.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainBindingLimit.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemDomainBindingLimit.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName)),
+			Enabled: m.DiskHealthFilesystemDomainBindingLimit.Enabled, Strategy: m.DiskHealthFilesystemDomainBindingLimit.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemDomainBindingLimit.EnabledAttributes, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemDomainBindingLimit.EnabledAttributes, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemDomainBindingLimit.EnabledAttributes, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemDomainBindingLimit.EnabledAttributes, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType), slices.Contains(m.DiskHealthFilesystemDomainBindingLimit.EnabledAttributes, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemLimitName)),
 		},
 		{
-			Name: "system.filesystem.domain.headroom", Description: "Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): free_blocks always; the kubelet's eviction thresholds on its nodefs and imagefs. The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.", Unit: "By",
+			Name: "disk_health.filesystem.domain.headroom", Description: "Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): free_blocks always; the kubelet's eviction thresholds on its nodefs and imagefs. The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.", Unit: "By",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemDomainHeadroom.Enabled, Strategy: m.SystemFilesystemDomainHeadroom.AggregationStrategy, Attrs: 5,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainHeadroom.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainHeadroom.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainHeadroom.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainHeadroom.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemDomainHeadroom.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName)),
+			Enabled: m.DiskHealthFilesystemDomainHeadroom.Enabled, Strategy: m.DiskHealthFilesystemDomainHeadroom.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemDomainHeadroom.EnabledAttributes, DiskHealthFilesystemDomainHeadroomMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemDomainHeadroom.EnabledAttributes, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemDomainHeadroom.EnabledAttributes, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemDomainHeadroom.EnabledAttributes, DiskHealthFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType), slices.Contains(m.DiskHealthFilesystemDomainHeadroom.EnabledAttributes, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemLimitName)),
 		},
 		{
-			Name: "system.filesystem.domain.inodes.headroom", Description: "Inodes that can still be created on the kubelet's nodefs before nodefs.inodesFree falls below its hard (and soft) eviction threshold. Not in semantic conventions.", Unit: "{inode}",
+			Name: "disk_health.filesystem.domain.inodes.headroom", Description: "Inodes that can still be created on the kubelet's nodefs before nodefs.inodesFree falls below its hard (and soft) eviction threshold. Not in semantic conventions.", Unit: "{inode}",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemDomainInodesHeadroom.Enabled, Strategy: m.SystemFilesystemDomainInodesHeadroom.AggregationStrategy, Attrs: 5,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainInodesHeadroom.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainInodesHeadroom.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainInodesHeadroom.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainInodesHeadroom.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemDomainInodesHeadroom.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName)),
+			Enabled: m.DiskHealthFilesystemDomainInodesHeadroom.Enabled, Strategy: m.DiskHealthFilesystemDomainInodesHeadroom.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemDomainInodesHeadroom.EnabledAttributes, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemDomainInodesHeadroom.EnabledAttributes, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemDomainInodesHeadroom.EnabledAttributes, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemDomainInodesHeadroom.EnabledAttributes, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType), slices.Contains(m.DiskHealthFilesystemDomainInodesHeadroom.EnabledAttributes, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemLimitName)),
 		},
 		{
-			Name: "system.filesystem.domain.limit", Description: "Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.", Unit: "By",
+			Name: "disk_health.filesystem.domain.limit", Description: "Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.", Unit: "By",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemDomainLimit.Enabled, Strategy: m.SystemFilesystemDomainLimit.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainLimit.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainLimit.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainLimit.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainLimit.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.DiskHealthFilesystemDomainLimit.Enabled, Strategy: m.DiskHealthFilesystemDomainLimit.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemDomainLimit.EnabledAttributes, DiskHealthFilesystemDomainLimitMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemDomainLimit.EnabledAttributes, DiskHealthFilesystemDomainLimitMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemDomainLimit.EnabledAttributes, DiskHealthFilesystemDomainLimitMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemDomainLimit.EnabledAttributes, DiskHealthFilesystemDomainLimitMetricAttributeKeySystemFilesystemType)),
 		},
 		{
-			Name: "system.filesystem.domain.mounts", Description: "Mounts reported on the domain in this scrape (after the filters and the duplicates setting). Not in semantic conventions.", Unit: "{mount}",
+			Name: "disk_health.filesystem.domain.mounts", Description: "Mounts reported on the domain in this scrape (after the filters and the duplicates setting). Not in semantic conventions.", Unit: "{mount}",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemDomainMounts.Enabled, Strategy: m.SystemFilesystemDomainMounts.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainMounts.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainMounts.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainMounts.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainMounts.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.DiskHealthFilesystemDomainMounts.Enabled, Strategy: m.DiskHealthFilesystemDomainMounts.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemDomainMounts.EnabledAttributes, DiskHealthFilesystemDomainMountsMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemDomainMounts.EnabledAttributes, DiskHealthFilesystemDomainMountsMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemDomainMounts.EnabledAttributes, DiskHealthFilesystemDomainMountsMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemDomainMounts.EnabledAttributes, DiskHealthFilesystemDomainMountsMetricAttributeKeySystemFilesystemType)),
 		},
 		{
-			Name: "system.filesystem.domain.time_to_full", Description: "system.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.", Unit: "s",
+			Name: "disk_health.filesystem.domain.time_to_full", Description: "disk_health.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.", Unit: "s",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemDomainTimeToFull.Enabled, Strategy: m.SystemFilesystemDomainTimeToFull.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainTimeToFull.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainTimeToFull.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainTimeToFull.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainTimeToFull.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.DiskHealthFilesystemDomainTimeToFull.Enabled, Strategy: m.DiskHealthFilesystemDomainTimeToFull.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemDomainTimeToFull.EnabledAttributes, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemDomainTimeToFull.EnabledAttributes, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemDomainTimeToFull.EnabledAttributes, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemDomainTimeToFull.EnabledAttributes, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType)),
 		},
 		{
-			Name: "system.filesystem.domain.usage", Description: "Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Not in semantic conventions.", Unit: "By",
+			Name: "disk_health.filesystem.domain.usage", Description: "Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Not in semantic conventions.", Unit: "By",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemDomainUsage.Enabled, Strategy: m.SystemFilesystemDomainUsage.AggregationStrategy, Attrs: 5,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainUsage.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainUsage.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainUsage.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainUsage.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemDomainUsage.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState)),
+			Enabled: m.DiskHealthFilesystemDomainUsage.Enabled, Strategy: m.DiskHealthFilesystemDomainUsage.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemDomainUsage.EnabledAttributes, DiskHealthFilesystemDomainUsageMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemDomainUsage.EnabledAttributes, DiskHealthFilesystemDomainUsageMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemDomainUsage.EnabledAttributes, DiskHealthFilesystemDomainUsageMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemDomainUsage.EnabledAttributes, DiskHealthFilesystemDomainUsageMetricAttributeKeySystemFilesystemType), slices.Contains(m.DiskHealthFilesystemDomainUsage.EnabledAttributes, DiskHealthFilesystemDomainUsageMetricAttributeKeySystemFilesystemState)),
 		},
 		{
-			Name: "system.filesystem.inodes.usage", Description: "Inodes used / free (df -i). Not in semantic conventions (hostmetrics name). Absent for filesystems without a fixed inode count (btrfs).", Unit: "{inode}",
+			Name: "disk_health.filesystem.inodes.usage", Description: "Inodes used / free (df -i). Not in semantic conventions (hostmetrics name). Absent for filesystems without a fixed inode count (btrfs).", Unit: "{inode}",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemInodesUsage.Enabled, Strategy: m.SystemFilesystemInodesUsage.AggregationStrategy, Attrs: 7,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState)),
+			Enabled: m.DiskHealthFilesystemInodesUsage.Enabled, Strategy: m.DiskHealthFilesystemInodesUsage.AggregationStrategy, Attrs: 7,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemInodesUsage.EnabledAttributes, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemInodesUsage.EnabledAttributes, DiskHealthFilesystemInodesUsageMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemInodesUsage.EnabledAttributes, DiskHealthFilesystemInodesUsageMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemInodesUsage.EnabledAttributes, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode), slices.Contains(m.DiskHealthFilesystemInodesUsage.EnabledAttributes, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.DiskHealthFilesystemInodesUsage.EnabledAttributes, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemType), slices.Contains(m.DiskHealthFilesystemInodesUsage.EnabledAttributes, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemState)),
 		},
 		{
-			Name: "system.filesystem.inodes.utilization", Description: "Share of inodes in use, 0–1 (df -i IUse%). Not in semantic conventions.", Unit: "1",
+			Name: "disk_health.filesystem.inodes.utilization", Description: "Share of inodes in use, 0–1 (df -i IUse%). Not in semantic conventions.", Unit: "1",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemInodesUtilization.Enabled, Strategy: m.SystemFilesystemInodesUtilization.AggregationStrategy, Attrs: 6,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.DiskHealthFilesystemInodesUtilization.Enabled, Strategy: m.DiskHealthFilesystemInodesUtilization.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemInodesUtilization.EnabledAttributes, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemInodesUtilization.EnabledAttributes, DiskHealthFilesystemInodesUtilizationMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemInodesUtilization.EnabledAttributes, DiskHealthFilesystemInodesUtilizationMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemInodesUtilization.EnabledAttributes, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode), slices.Contains(m.DiskHealthFilesystemInodesUtilization.EnabledAttributes, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.DiskHealthFilesystemInodesUtilization.EnabledAttributes, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "disk_health.filesystem.project.checkpoint.copies", Description: "disk_health.filesystem.checkpoint.copies of a project directory with a hard block quota: the copies its job keeps, with the rotation pattern, learned by the directory's own learner. Emitted once known. Not in semantic conventions.", Unit: "{copy}",
+			Gauge:   true,
+			Enabled: m.DiskHealthFilesystemProjectCheckpointCopies.Enabled, Strategy: m.DiskHealthFilesystemProjectCheckpointCopies.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemProjectCheckpointCopies.EnabledAttributes, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemProjectCheckpointCopies.EnabledAttributes, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemProjectCheckpointCopies.EnabledAttributes, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectID), slices.Contains(m.DiskHealthFilesystemProjectCheckpointCopies.EnabledAttributes, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectName), slices.Contains(m.DiskHealthFilesystemProjectCheckpointCopies.EnabledAttributes, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectDirectory), slices.Contains(m.DiskHealthFilesystemProjectCheckpointCopies.EnabledAttributes, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemCheckpointRotation)),
+		},
+		{
+			Name: "disk_health.filesystem.project.checkpoint.headroom", Description: "disk_health.filesystem.checkpoint.headroom of a project directory with a hard block quota: its own checkpoint learner, fed with the directory's usage and headroom, predicts the next save against the quota (EDQUOT; XFS says ENOSPC) or the filesystem, whichever binds first. Emitted once a save pattern is learned. Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.DiskHealthFilesystemProjectCheckpointHeadroom.Enabled, Strategy: m.DiskHealthFilesystemProjectCheckpointHeadroom.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemProjectCheckpointHeadroom.EnabledAttributes, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemProjectCheckpointHeadroom.EnabledAttributes, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemProjectCheckpointHeadroom.EnabledAttributes, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectID), slices.Contains(m.DiskHealthFilesystemProjectCheckpointHeadroom.EnabledAttributes, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectName), slices.Contains(m.DiskHealthFilesystemProjectCheckpointHeadroom.EnabledAttributes, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectDirectory)),
+		},
+		{
+			Name: "disk_health.filesystem.project.checkpoint.size", Description: "disk_health.filesystem.checkpoint.size of a project directory with a hard block quota (p50 and p90 of its last five saves). Emitted once a save pattern is learned. Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.DiskHealthFilesystemProjectCheckpointSize.Enabled, Strategy: m.DiskHealthFilesystemProjectCheckpointSize.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemProjectCheckpointSize.EnabledAttributes, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemProjectCheckpointSize.EnabledAttributes, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemProjectCheckpointSize.EnabledAttributes, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectID), slices.Contains(m.DiskHealthFilesystemProjectCheckpointSize.EnabledAttributes, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectName), slices.Contains(m.DiskHealthFilesystemProjectCheckpointSize.EnabledAttributes, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectDirectory), slices.Contains(m.DiskHealthFilesystemProjectCheckpointSize.EnabledAttributes, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemCheckpointPercentile)),
+		},
+		{
+			Name: "disk_health.filesystem.project.checkpoint.state", Description: "disk_health.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail, learning again after a pattern was lost); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail, once per episode, and a disk_health.checkpoint.relearning event when its pattern is lost. Not in semantic conventions.", Unit: "1",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.DiskHealthFilesystemProjectCheckpointState.Enabled, Strategy: m.DiskHealthFilesystemProjectCheckpointState.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemProjectCheckpointState.EnabledAttributes, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemProjectCheckpointState.EnabledAttributes, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemProjectCheckpointState.EnabledAttributes, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectID), slices.Contains(m.DiskHealthFilesystemProjectCheckpointState.EnabledAttributes, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectName), slices.Contains(m.DiskHealthFilesystemProjectCheckpointState.EnabledAttributes, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectDirectory), slices.Contains(m.DiskHealthFilesystemProjectCheckpointState.EnabledAttributes, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemCheckpointState)),
+		},
+		{
+			Name: "disk_health.filesystem.project.headroom", Description: "Bytes that can still be written to a project directory: min(its hard block limit − its usage, the headroom of its filesystem's binding limit); the filesystem's alone without a hard limit. Negative once past it. Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.DiskHealthFilesystemProjectHeadroom.Enabled, Strategy: m.DiskHealthFilesystemProjectHeadroom.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemProjectHeadroom.EnabledAttributes, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemProjectHeadroom.EnabledAttributes, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemProjectHeadroom.EnabledAttributes, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectID), slices.Contains(m.DiskHealthFilesystemProjectHeadroom.EnabledAttributes, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectName), slices.Contains(m.DiskHealthFilesystemProjectHeadroom.EnabledAttributes, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectDirectory)),
+		},
+		{
+			Name: "disk_health.filesystem.project.inodes.limit", Description: "A project directory's inode quota limits (only those set). Off by default, as inode quotas seldom bind a checkpoint directory and they double the series per project. Not in semantic conventions.", Unit: "{inode}",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.DiskHealthFilesystemProjectInodesLimit.Enabled, Strategy: m.DiskHealthFilesystemProjectInodesLimit.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemProjectInodesLimit.EnabledAttributes, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemProjectInodesLimit.EnabledAttributes, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemProjectInodesLimit.EnabledAttributes, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectID), slices.Contains(m.DiskHealthFilesystemProjectInodesLimit.EnabledAttributes, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectName), slices.Contains(m.DiskHealthFilesystemProjectInodesLimit.EnabledAttributes, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectDirectory), slices.Contains(m.DiskHealthFilesystemProjectInodesLimit.EnabledAttributes, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectLimitType)),
+		},
+		{
+			Name: "disk_health.filesystem.project.inodes.usage", Description: "Inodes charged to a project directory's quota. Off by default (see disk_health.filesystem.project.inodes.limit). Not in semantic conventions.", Unit: "{inode}",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.DiskHealthFilesystemProjectInodesUsage.Enabled, Strategy: m.DiskHealthFilesystemProjectInodesUsage.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemProjectInodesUsage.EnabledAttributes, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemProjectInodesUsage.EnabledAttributes, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemProjectInodesUsage.EnabledAttributes, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectID), slices.Contains(m.DiskHealthFilesystemProjectInodesUsage.EnabledAttributes, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectName), slices.Contains(m.DiskHealthFilesystemProjectInodesUsage.EnabledAttributes, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectDirectory)),
+		},
+		{
+			Name: "disk_health.filesystem.project.limit", Description: "A project directory's block quota limits in bytes (only those set). Not in semantic conventions.", Unit: "By",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.DiskHealthFilesystemProjectLimit.Enabled, Strategy: m.DiskHealthFilesystemProjectLimit.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemProjectLimit.EnabledAttributes, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemProjectLimit.EnabledAttributes, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemProjectLimit.EnabledAttributes, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectID), slices.Contains(m.DiskHealthFilesystemProjectLimit.EnabledAttributes, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectName), slices.Contains(m.DiskHealthFilesystemProjectLimit.EnabledAttributes, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectDirectory), slices.Contains(m.DiskHealthFilesystemProjectLimit.EnabledAttributes, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectLimitType)),
+		},
+		{
+			Name: "disk_health.filesystem.project.usage", Description: "Bytes charged to a project directory's quota: what du -sB1 of the tree finds, read from the filesystem's project quota instead of walking it. Not in semantic conventions.", Unit: "By",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.DiskHealthFilesystemProjectUsage.Enabled, Strategy: m.DiskHealthFilesystemProjectUsage.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemProjectUsage.EnabledAttributes, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemProjectUsage.EnabledAttributes, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemProjectUsage.EnabledAttributes, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectID), slices.Contains(m.DiskHealthFilesystemProjectUsage.EnabledAttributes, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectName), slices.Contains(m.DiskHealthFilesystemProjectUsage.EnabledAttributes, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectDirectory)),
+		},
+		{
+			Name: "disk_health.filesystem.projects", Description: "Project quota records on the filesystem (project 0 aside), all of them, however many are reported per project. Not in semantic conventions.", Unit: "{project}",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.DiskHealthFilesystemProjects.Enabled, Strategy: m.DiskHealthFilesystemProjects.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemProjects.EnabledAttributes, DiskHealthFilesystemProjectsMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemProjects.EnabledAttributes, DiskHealthFilesystemProjectsMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemProjects.EnabledAttributes, DiskHealthFilesystemProjectsMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemProjects.EnabledAttributes, DiskHealthFilesystemProjectsMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "disk_health.filesystem.shm.headroom", Description: "Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.DiskHealthFilesystemShmHeadroom.Enabled, Strategy: m.DiskHealthFilesystemShmHeadroom.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemShmHeadroom.EnabledAttributes, DiskHealthFilesystemShmHeadroomMetricAttributeKeyK8sPodUID), slices.Contains(m.DiskHealthFilesystemShmHeadroom.EnabledAttributes, DiskHealthFilesystemShmHeadroomMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemShmHeadroom.EnabledAttributes, DiskHealthFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.DiskHealthFilesystemShmHeadroom.EnabledAttributes, DiskHealthFilesystemShmHeadroomMetricAttributeKeyDiskHealthFilesystemShmBound)),
+		},
+		{
+			Name: "disk_health.filesystem.shm.usage", Description: "Bytes used in a pod's memory-backed emptyDir (tmpfs f_blocks − f_bfree). Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.DiskHealthFilesystemShmUsage.Enabled, Strategy: m.DiskHealthFilesystemShmUsage.AggregationStrategy, Attrs: 3,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemShmUsage.EnabledAttributes, DiskHealthFilesystemShmUsageMetricAttributeKeyK8sPodUID), slices.Contains(m.DiskHealthFilesystemShmUsage.EnabledAttributes, DiskHealthFilesystemShmUsageMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemShmUsage.EnabledAttributes, DiskHealthFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint)),
+		},
+		{
+			Name: "disk_health.filesystem.status", Description: "Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.", Unit: "1",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.DiskHealthFilesystemStatus.Enabled, Strategy: m.DiskHealthFilesystemStatus.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemStatus.EnabledAttributes, DiskHealthFilesystemStatusMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemStatus.EnabledAttributes, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemStatus.EnabledAttributes, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemStatus.EnabledAttributes, DiskHealthFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.DiskHealthFilesystemStatus.EnabledAttributes, DiskHealthFilesystemStatusMetricAttributeKeySystemFilesystemType), slices.Contains(m.DiskHealthFilesystemStatus.EnabledAttributes, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemStatus)),
+		},
+		{
+			Name: "disk_health.filesystem.time_to_full", Description: "Forecast of the seconds until free space (df's Avail) reaches 0, from a least-squares fit of free bytes over forecast_window. Emitted only while the filesystem is filling and the fit is meaningful. Not in semantic conventions.", Unit: "s",
+			Gauge:   true,
+			Enabled: m.DiskHealthFilesystemTimeToFull.Enabled, Strategy: m.DiskHealthFilesystemTimeToFull.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthFilesystemTimeToFull.EnabledAttributes, DiskHealthFilesystemTimeToFullMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthFilesystemTimeToFull.EnabledAttributes, DiskHealthFilesystemTimeToFullMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.DiskHealthFilesystemTimeToFull.EnabledAttributes, DiskHealthFilesystemTimeToFullMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.DiskHealthFilesystemTimeToFull.EnabledAttributes, DiskHealthFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.DiskHealthFilesystemTimeToFull.EnabledAttributes, DiskHealthFilesystemTimeToFullMetricAttributeKeySystemFilesystemType)),
 		},
 		{
 			Name: "system.filesystem.limit", Description: "Size of the filesystem (f_blocks × f_frsize, df's 1B-blocks).", Unit: "By",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
 			Enabled: m.SystemFilesystemLimit.Enabled, Strategy: m.SystemFilesystemLimit.AggregationStrategy, Attrs: 6,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType)),
-		},
-		{
-			Name: "system.filesystem.project.checkpoint.copies", Description: "system.filesystem.checkpoint.copies of a project directory with a hard block quota: the copies its job keeps, with the rotation pattern, learned by the directory's own learner. Emitted once known. Not in semantic conventions.", Unit: "{copy}",
-			Gauge:   true,
-			Enabled: m.SystemFilesystemProjectCheckpointCopies.Enabled, Strategy: m.SystemFilesystemProjectCheckpointCopies.AggregationStrategy, Attrs: 6,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectCheckpointCopies.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectCheckpointCopies.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectCheckpointCopies.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectCheckpointCopies.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectCheckpointCopies.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectDirectory), slices.Contains(m.SystemFilesystemProjectCheckpointCopies.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation)),
-		},
-		{
-			Name: "system.filesystem.project.checkpoint.headroom", Description: "system.filesystem.checkpoint.headroom of a project directory with a hard block quota: its own checkpoint learner, fed with the directory's usage and headroom, predicts the next save against the quota (EDQUOT; XFS says ENOSPC) or the filesystem, whichever binds first. Emitted once a save pattern is learned. Not in semantic conventions.", Unit: "By",
-			Gauge:   true,
-			Enabled: m.SystemFilesystemProjectCheckpointHeadroom.Enabled, Strategy: m.SystemFilesystemProjectCheckpointHeadroom.AggregationStrategy, Attrs: 5,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory)),
-		},
-		{
-			Name: "system.filesystem.project.checkpoint.size", Description: "system.filesystem.checkpoint.size of a project directory with a hard block quota (p50 and p90 of its last five saves). Emitted once a save pattern is learned. Not in semantic conventions.", Unit: "By",
-			Gauge:   true,
-			Enabled: m.SystemFilesystemProjectCheckpointSize.Enabled, Strategy: m.SystemFilesystemProjectCheckpointSize.AggregationStrategy, Attrs: 6,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectCheckpointSize.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectCheckpointSize.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectCheckpointSize.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectCheckpointSize.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectCheckpointSize.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectDirectory), slices.Contains(m.SystemFilesystemProjectCheckpointSize.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile)),
-		},
-		{
-			Name: "system.filesystem.project.checkpoint.state", Description: "system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail, learning again after a pattern was lost); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail, once per episode, and a disk_health.checkpoint.relearning event when its pattern is lost. Not in semantic conventions.", Unit: "1",
-			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemProjectCheckpointState.Enabled, Strategy: m.SystemFilesystemProjectCheckpointState.AggregationStrategy, Attrs: 6,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState)),
-		},
-		{
-			Name: "system.filesystem.project.headroom", Description: "Bytes that can still be written to a project directory: min(its hard block limit − its usage, the headroom of its filesystem's binding limit); the filesystem's alone without a hard limit. Negative once past it. Not in semantic conventions.", Unit: "By",
-			Gauge:   true,
-			Enabled: m.SystemFilesystemProjectHeadroom.Enabled, Strategy: m.SystemFilesystemProjectHeadroom.AggregationStrategy, Attrs: 5,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectHeadroom.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectHeadroom.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectHeadroom.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectHeadroom.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectHeadroom.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectDirectory)),
-		},
-		{
-			Name: "system.filesystem.project.inodes.limit", Description: "A project directory's inode quota limits (only those set). Off by default, as inode quotas seldom bind a checkpoint directory and they double the series per project. Not in semantic conventions.", Unit: "{inode}",
-			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemProjectInodesLimit.Enabled, Strategy: m.SystemFilesystemProjectInodesLimit.AggregationStrategy, Attrs: 6,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectInodesLimit.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectInodesLimit.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectInodesLimit.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectInodesLimit.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectInodesLimit.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectDirectory), slices.Contains(m.SystemFilesystemProjectInodesLimit.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectLimitType)),
-		},
-		{
-			Name: "system.filesystem.project.inodes.usage", Description: "Inodes charged to a project directory's quota. Off by default (see system.filesystem.project.inodes.limit). Not in semantic conventions.", Unit: "{inode}",
-			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemProjectInodesUsage.Enabled, Strategy: m.SystemFilesystemProjectInodesUsage.AggregationStrategy, Attrs: 5,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectInodesUsage.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectInodesUsage.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectInodesUsage.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectInodesUsage.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectInodesUsage.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectDirectory)),
-		},
-		{
-			Name: "system.filesystem.project.limit", Description: "A project directory's block quota limits in bytes (only those set). Not in semantic conventions.", Unit: "By",
-			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemProjectLimit.Enabled, Strategy: m.SystemFilesystemProjectLimit.AggregationStrategy, Attrs: 6,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectLimit.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectLimit.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectLimit.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectLimit.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectLimit.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectDirectory), slices.Contains(m.SystemFilesystemProjectLimit.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectLimitType)),
-		},
-		{
-			Name: "system.filesystem.project.usage", Description: "Bytes charged to a project directory's quota: what du -sB1 of the tree finds, read from the filesystem's project quota instead of walking it. Not in semantic conventions.", Unit: "By",
-			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemProjectUsage.Enabled, Strategy: m.SystemFilesystemProjectUsage.AggregationStrategy, Attrs: 5,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectUsage.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectUsage.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectUsage.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectUsage.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectUsage.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectDirectory)),
-		},
-		{
-			Name: "system.filesystem.projects", Description: "Project quota records on the filesystem (project 0 aside), all of them, however many are reported per project. Not in semantic conventions.", Unit: "{project}",
-			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemProjects.Enabled, Strategy: m.SystemFilesystemProjects.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjects.EnabledAttributes, SystemFilesystemProjectsMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemProjects.EnabledAttributes, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjects.EnabledAttributes, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjects.EnabledAttributes, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemType)),
-		},
-		{
-			Name: "system.filesystem.shm.headroom", Description: "Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.", Unit: "By",
-			Gauge:   true,
-			Enabled: m.SystemFilesystemShmHeadroom.Enabled, Strategy: m.SystemFilesystemShmHeadroom.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemShmHeadroom.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID), slices.Contains(m.SystemFilesystemShmHeadroom.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemShmHeadroom.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemShmHeadroom.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound)),
-		},
-		{
-			Name: "system.filesystem.shm.usage", Description: "Bytes used in a pod's memory-backed emptyDir (tmpfs f_blocks − f_bfree). Not in semantic conventions.", Unit: "By",
-			Gauge:   true,
-			Enabled: m.SystemFilesystemShmUsage.Enabled, Strategy: m.SystemFilesystemShmUsage.AggregationStrategy, Attrs: 3,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemShmUsage.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID), slices.Contains(m.SystemFilesystemShmUsage.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemShmUsage.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint)),
-		},
-		{
-			Name: "system.filesystem.status", Description: "Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.", Unit: "1",
-			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemStatus.Enabled, Strategy: m.SystemFilesystemStatus.AggregationStrategy, Attrs: 6,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus)),
-		},
-		{
-			Name: "system.filesystem.time_to_full", Description: "Forecast of the seconds until free space (df's Avail) reaches 0, from a least-squares fit of free bytes over forecast_window. Emitted only while the filesystem is filling and the fit is meaningful. Not in semantic conventions.", Unit: "s",
-			Gauge:   true,
-			Enabled: m.SystemFilesystemTimeToFull.Enabled, Strategy: m.SystemFilesystemTimeToFull.AggregationStrategy, Attrs: 5,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType)),
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType)),
 		},
 		{
 			Name: "system.filesystem.usage", Description: "Bytes used, free (available to unprivileged users, df's Avail) and reserved (free but not available to unprivileged users), in f_frsize units.", Unit: "By",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
 			Enabled: m.SystemFilesystemUsage.Enabled, Strategy: m.SystemFilesystemUsage.AggregationStrategy, Attrs: 7,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState)),
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState)),
 		},
 		{
 			Name: "system.filesystem.utilization", Description: "Share of the space usable by unprivileged users that is used, used / (used + free), 0–1 — df's Use%. Never NaN; zero-size filesystems report nothing.", Unit: "1",
 			Gauge:   true,
 			Enabled: m.SystemFilesystemUtilization.Enabled, Strategy: m.SystemFilesystemUtilization.AggregationStrategy, Attrs: 6,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType)),
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeyDiskHealthFilesystemDomain), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeyDiskHealthFilesystemUUID), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType)),
 		},
 	}, []emit.ResourceFilter{
-		{Attr: "disk.major_minor", Include: mbc.ResourceAttributes.DiskMajorMinor.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskMajorMinor.MetricsExclude},
+		{Attr: "disk_health.disk.major_minor", Include: mbc.ResourceAttributes.DiskHealthDiskMajorMinor.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskHealthDiskMajorMinor.MetricsExclude},
 	})
 	return e
 }
 
-// AppendSystemFilesystemCheckpointCopiesDataPoint adds a data point to system.filesystem.checkpoint.copies, as MetricsBuilder.RecordSystemFilesystemCheckpointCopiesDataPoint does.
-func (e *Emitter) AppendSystemFilesystemCheckpointCopiesDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointRotationAttributeValue AttributeSystemFilesystemCheckpointRotation) {
+// AppendDiskHealthFilesystemCheckpointCopiesDataPoint adds a data point to disk_health.filesystem.checkpoint.copies, as MetricsBuilder.RecordDiskHealthFilesystemCheckpointCopiesDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemCheckpointCopiesDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemCheckpointRotationAttributeValue AttributeDiskHealthFilesystemCheckpointRotation) {
 	m := e.Metric(0)
 	if m == nil {
 		return
@@ -254,22 +254,22 @@ func (e *Emitter) AppendSystemFilesystemCheckpointCopiesDataPoint(ts pcommon.Tim
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.checkpoint.rotation", systemFilesystemCheckpointRotationAttributeValue.String())
+		attrs.PutStr("disk_health.filesystem.checkpoint.rotation", diskHealthFilesystemCheckpointRotationAttributeValue.String())
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemCheckpointDurationDataPoint adds a data point to system.filesystem.checkpoint.duration, as MetricsBuilder.RecordSystemFilesystemCheckpointDurationDataPoint does.
-func (e *Emitter) AppendSystemFilesystemCheckpointDurationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendDiskHealthFilesystemCheckpointDurationDataPoint adds a data point to disk_health.filesystem.checkpoint.duration, as MetricsBuilder.RecordDiskHealthFilesystemCheckpointDurationDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemCheckpointDurationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(1)
 	if m == nil {
 		return
@@ -280,10 +280,10 @@ func (e *Emitter) AppendSystemFilesystemCheckpointDurationDataPoint(ts pcommon.T
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
@@ -291,8 +291,8 @@ func (e *Emitter) AppendSystemFilesystemCheckpointDurationDataPoint(ts pcommon.T
 	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemFilesystemCheckpointHeadroomDataPoint adds a data point to system.filesystem.checkpoint.headroom, as MetricsBuilder.RecordSystemFilesystemCheckpointHeadroomDataPoint does.
-func (e *Emitter) AppendSystemFilesystemCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendDiskHealthFilesystemCheckpointHeadroomDataPoint adds a data point to disk_health.filesystem.checkpoint.headroom, as MetricsBuilder.RecordDiskHealthFilesystemCheckpointHeadroomDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(2)
 	if m == nil {
 		return
@@ -303,10 +303,10 @@ func (e *Emitter) AppendSystemFilesystemCheckpointHeadroomDataPoint(ts pcommon.T
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
@@ -314,8 +314,8 @@ func (e *Emitter) AppendSystemFilesystemCheckpointHeadroomDataPoint(ts pcommon.T
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemCheckpointIntervalDataPoint adds a data point to system.filesystem.checkpoint.interval, as MetricsBuilder.RecordSystemFilesystemCheckpointIntervalDataPoint does.
-func (e *Emitter) AppendSystemFilesystemCheckpointIntervalDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendDiskHealthFilesystemCheckpointIntervalDataPoint adds a data point to disk_health.filesystem.checkpoint.interval, as MetricsBuilder.RecordDiskHealthFilesystemCheckpointIntervalDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemCheckpointIntervalDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(3)
 	if m == nil {
 		return
@@ -326,10 +326,10 @@ func (e *Emitter) AppendSystemFilesystemCheckpointIntervalDataPoint(ts pcommon.T
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
@@ -337,8 +337,8 @@ func (e *Emitter) AppendSystemFilesystemCheckpointIntervalDataPoint(ts pcommon.T
 	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemFilesystemCheckpointNextSaveDataPoint adds a data point to system.filesystem.checkpoint.next_save, as MetricsBuilder.RecordSystemFilesystemCheckpointNextSaveDataPoint does.
-func (e *Emitter) AppendSystemFilesystemCheckpointNextSaveDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendDiskHealthFilesystemCheckpointNextSaveDataPoint adds a data point to disk_health.filesystem.checkpoint.next_save, as MetricsBuilder.RecordDiskHealthFilesystemCheckpointNextSaveDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemCheckpointNextSaveDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(4)
 	if m == nil {
 		return
@@ -349,10 +349,10 @@ func (e *Emitter) AppendSystemFilesystemCheckpointNextSaveDataPoint(ts pcommon.T
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
@@ -360,8 +360,8 @@ func (e *Emitter) AppendSystemFilesystemCheckpointNextSaveDataPoint(ts pcommon.T
 	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemFilesystemCheckpointSizeDataPoint adds a data point to system.filesystem.checkpoint.size, as MetricsBuilder.RecordSystemFilesystemCheckpointSizeDataPoint does.
-func (e *Emitter) AppendSystemFilesystemCheckpointSizeDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointPercentileAttributeValue AttributeSystemFilesystemCheckpointPercentile) {
+// AppendDiskHealthFilesystemCheckpointSizeDataPoint adds a data point to disk_health.filesystem.checkpoint.size, as MetricsBuilder.RecordDiskHealthFilesystemCheckpointSizeDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemCheckpointSizeDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemCheckpointPercentileAttributeValue AttributeDiskHealthFilesystemCheckpointPercentile) {
 	m := e.Metric(5)
 	if m == nil {
 		return
@@ -372,22 +372,22 @@ func (e *Emitter) AppendSystemFilesystemCheckpointSizeDataPoint(ts pcommon.Times
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.checkpoint.percentile", systemFilesystemCheckpointPercentileAttributeValue.String())
+		attrs.PutStr("disk_health.filesystem.checkpoint.percentile", diskHealthFilesystemCheckpointPercentileAttributeValue.String())
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemCheckpointStateDataPoint adds a data point to system.filesystem.checkpoint.state, as MetricsBuilder.RecordSystemFilesystemCheckpointStateDataPoint does.
-func (e *Emitter) AppendSystemFilesystemCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointStateAttributeValue AttributeSystemFilesystemCheckpointState) {
+// AppendDiskHealthFilesystemCheckpointStateDataPoint adds a data point to disk_health.filesystem.checkpoint.state, as MetricsBuilder.RecordDiskHealthFilesystemCheckpointStateDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemCheckpointStateAttributeValue AttributeDiskHealthFilesystemCheckpointState) {
 	m := e.Metric(6)
 	if m == nil {
 		return
@@ -398,22 +398,22 @@ func (e *Emitter) AppendSystemFilesystemCheckpointStateDataPoint(ts pcommon.Time
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.checkpoint.state", systemFilesystemCheckpointStateAttributeValue.String())
+		attrs.PutStr("disk_health.filesystem.checkpoint.state", diskHealthFilesystemCheckpointStateAttributeValue.String())
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemCheckpointThroughputDataPoint adds a data point to system.filesystem.checkpoint.throughput, as MetricsBuilder.RecordSystemFilesystemCheckpointThroughputDataPoint does.
-func (e *Emitter) AppendSystemFilesystemCheckpointThroughputDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendDiskHealthFilesystemCheckpointThroughputDataPoint adds a data point to disk_health.filesystem.checkpoint.throughput, as MetricsBuilder.RecordDiskHealthFilesystemCheckpointThroughputDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemCheckpointThroughputDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(7)
 	if m == nil {
 		return
@@ -424,10 +424,10 @@ func (e *Emitter) AppendSystemFilesystemCheckpointThroughputDataPoint(ts pcommon
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
@@ -435,8 +435,8 @@ func (e *Emitter) AppendSystemFilesystemCheckpointThroughputDataPoint(ts pcommon
 	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemFilesystemCheckpointWriterDataPoint adds a data point to system.filesystem.checkpoint.writer, as MetricsBuilder.RecordSystemFilesystemCheckpointWriterDataPoint does.
-func (e *Emitter) AppendSystemFilesystemCheckpointWriterDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, cgroupPathAttributeValue string, k8sPodUIDAttributeValue string, containerIDAttributeValue string) {
+// AppendDiskHealthFilesystemCheckpointWriterDataPoint adds a data point to disk_health.filesystem.checkpoint.writer, as MetricsBuilder.RecordDiskHealthFilesystemCheckpointWriterDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemCheckpointWriterDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, cgroupPathAttributeValue string, k8sPodUIDAttributeValue string, containerIDAttributeValue string) {
 	m := e.Metric(8)
 	if m == nil {
 		return
@@ -447,10 +447,10 @@ func (e *Emitter) AppendSystemFilesystemCheckpointWriterDataPoint(ts pcommon.Tim
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
@@ -467,8 +467,8 @@ func (e *Emitter) AppendSystemFilesystemCheckpointWriterDataPoint(ts pcommon.Tim
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemDomainBindingLimitDataPoint adds a data point to system.filesystem.domain.binding_limit, as MetricsBuilder.RecordSystemFilesystemDomainBindingLimitDataPoint does.
-func (e *Emitter) AppendSystemFilesystemDomainBindingLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
+// AppendDiskHealthFilesystemDomainBindingLimitDataPoint adds a data point to disk_health.filesystem.domain.binding_limit, as MetricsBuilder.RecordDiskHealthFilesystemDomainBindingLimitDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemDomainBindingLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemLimitNameAttributeValue AttributeDiskHealthFilesystemLimitName) {
 	m := e.Metric(9)
 	if m == nil {
 		return
@@ -479,22 +479,22 @@ func (e *Emitter) AppendSystemFilesystemDomainBindingLimitDataPoint(ts pcommon.T
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue.String())
+		attrs.PutStr("disk_health.filesystem.limit.name", diskHealthFilesystemLimitNameAttributeValue.String())
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemDomainHeadroomDataPoint adds a data point to system.filesystem.domain.headroom, as MetricsBuilder.RecordSystemFilesystemDomainHeadroomDataPoint does.
-func (e *Emitter) AppendSystemFilesystemDomainHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
+// AppendDiskHealthFilesystemDomainHeadroomDataPoint adds a data point to disk_health.filesystem.domain.headroom, as MetricsBuilder.RecordDiskHealthFilesystemDomainHeadroomDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemDomainHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemLimitNameAttributeValue AttributeDiskHealthFilesystemLimitName) {
 	m := e.Metric(10)
 	if m == nil {
 		return
@@ -505,22 +505,22 @@ func (e *Emitter) AppendSystemFilesystemDomainHeadroomDataPoint(ts pcommon.Times
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue.String())
+		attrs.PutStr("disk_health.filesystem.limit.name", diskHealthFilesystemLimitNameAttributeValue.String())
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemDomainInodesHeadroomDataPoint adds a data point to system.filesystem.domain.inodes.headroom, as MetricsBuilder.RecordSystemFilesystemDomainInodesHeadroomDataPoint does.
-func (e *Emitter) AppendSystemFilesystemDomainInodesHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
+// AppendDiskHealthFilesystemDomainInodesHeadroomDataPoint adds a data point to disk_health.filesystem.domain.inodes.headroom, as MetricsBuilder.RecordDiskHealthFilesystemDomainInodesHeadroomDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemDomainInodesHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemLimitNameAttributeValue AttributeDiskHealthFilesystemLimitName) {
 	m := e.Metric(11)
 	if m == nil {
 		return
@@ -531,22 +531,22 @@ func (e *Emitter) AppendSystemFilesystemDomainInodesHeadroomDataPoint(ts pcommon
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue.String())
+		attrs.PutStr("disk_health.filesystem.limit.name", diskHealthFilesystemLimitNameAttributeValue.String())
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemDomainLimitDataPoint adds a data point to system.filesystem.domain.limit, as MetricsBuilder.RecordSystemFilesystemDomainLimitDataPoint does.
-func (e *Emitter) AppendSystemFilesystemDomainLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendDiskHealthFilesystemDomainLimitDataPoint adds a data point to disk_health.filesystem.domain.limit, as MetricsBuilder.RecordDiskHealthFilesystemDomainLimitDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemDomainLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(12)
 	if m == nil {
 		return
@@ -557,10 +557,10 @@ func (e *Emitter) AppendSystemFilesystemDomainLimitDataPoint(ts pcommon.Timestam
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
@@ -568,8 +568,8 @@ func (e *Emitter) AppendSystemFilesystemDomainLimitDataPoint(ts pcommon.Timestam
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemDomainMountsDataPoint adds a data point to system.filesystem.domain.mounts, as MetricsBuilder.RecordSystemFilesystemDomainMountsDataPoint does.
-func (e *Emitter) AppendSystemFilesystemDomainMountsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendDiskHealthFilesystemDomainMountsDataPoint adds a data point to disk_health.filesystem.domain.mounts, as MetricsBuilder.RecordDiskHealthFilesystemDomainMountsDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemDomainMountsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(13)
 	if m == nil {
 		return
@@ -580,10 +580,10 @@ func (e *Emitter) AppendSystemFilesystemDomainMountsDataPoint(ts pcommon.Timesta
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
@@ -591,8 +591,8 @@ func (e *Emitter) AppendSystemFilesystemDomainMountsDataPoint(ts pcommon.Timesta
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemDomainTimeToFullDataPoint adds a data point to system.filesystem.domain.time_to_full, as MetricsBuilder.RecordSystemFilesystemDomainTimeToFullDataPoint does.
-func (e *Emitter) AppendSystemFilesystemDomainTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendDiskHealthFilesystemDomainTimeToFullDataPoint adds a data point to disk_health.filesystem.domain.time_to_full, as MetricsBuilder.RecordDiskHealthFilesystemDomainTimeToFullDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemDomainTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(14)
 	if m == nil {
 		return
@@ -603,10 +603,10 @@ func (e *Emitter) AppendSystemFilesystemDomainTimeToFullDataPoint(ts pcommon.Tim
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
@@ -614,8 +614,8 @@ func (e *Emitter) AppendSystemFilesystemDomainTimeToFullDataPoint(ts pcommon.Tim
 	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemFilesystemDomainUsageDataPoint adds a data point to system.filesystem.domain.usage, as MetricsBuilder.RecordSystemFilesystemDomainUsageDataPoint does.
-func (e *Emitter) AppendSystemFilesystemDomainUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+// AppendDiskHealthFilesystemDomainUsageDataPoint adds a data point to disk_health.filesystem.domain.usage, as MetricsBuilder.RecordDiskHealthFilesystemDomainUsageDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemDomainUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
 	m := e.Metric(15)
 	if m == nil {
 		return
@@ -626,10 +626,10 @@ func (e *Emitter) AppendSystemFilesystemDomainUsageDataPoint(ts pcommon.Timestam
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
@@ -640,8 +640,8 @@ func (e *Emitter) AppendSystemFilesystemDomainUsageDataPoint(ts pcommon.Timestam
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemInodesUsageDataPoint adds a data point to system.filesystem.inodes.usage, as MetricsBuilder.RecordSystemFilesystemInodesUsageDataPoint does.
-func (e *Emitter) AppendSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+// AppendDiskHealthFilesystemInodesUsageDataPoint adds a data point to disk_health.filesystem.inodes.usage, as MetricsBuilder.RecordDiskHealthFilesystemInodesUsageDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
 	m := e.Metric(16)
 	if m == nil {
 		return
@@ -652,10 +652,10 @@ func (e *Emitter) AppendSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestam
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
@@ -672,8 +672,8 @@ func (e *Emitter) AppendSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestam
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemInodesUtilizationDataPoint adds a data point to system.filesystem.inodes.utilization, as MetricsBuilder.RecordSystemFilesystemInodesUtilizationDataPoint does.
-func (e *Emitter) AppendSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendDiskHealthFilesystemInodesUtilizationDataPoint adds a data point to disk_health.filesystem.inodes.utilization, as MetricsBuilder.RecordDiskHealthFilesystemInodesUtilizationDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemInodesUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(17)
 	if m == nil {
 		return
@@ -684,10 +684,10 @@ func (e *Emitter) AppendSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Ti
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
@@ -701,8 +701,8 @@ func (e *Emitter) AppendSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Ti
 	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemFilesystemLimitDataPoint adds a data point to system.filesystem.limit, as MetricsBuilder.RecordSystemFilesystemLimitDataPoint does.
-func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendDiskHealthFilesystemProjectCheckpointCopiesDataPoint adds a data point to disk_health.filesystem.project.checkpoint.copies, as MetricsBuilder.RecordDiskHealthFilesystemProjectCheckpointCopiesDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemProjectCheckpointCopiesDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string, diskHealthFilesystemCheckpointRotationAttributeValue AttributeDiskHealthFilesystemCheckpointRotation) {
 	m := e.Metric(18)
 	if m == nil {
 		return
@@ -710,28 +710,28 @@ func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val
 	dp := e.Point(m, ts)
 	attrs := dp.Attributes()
 	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.device", systemDeviceAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
-		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+		attrs.PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+		attrs.PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
 	}
 	if m.Keep&(1<<5) != 0 {
-		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+		attrs.PutStr("disk_health.filesystem.checkpoint.rotation", diskHealthFilesystemCheckpointRotationAttributeValue.String())
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemProjectCheckpointCopiesDataPoint adds a data point to system.filesystem.project.checkpoint.copies, as MetricsBuilder.RecordSystemFilesystemProjectCheckpointCopiesDataPoint does.
-func (e *Emitter) AppendSystemFilesystemProjectCheckpointCopiesDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointRotationAttributeValue AttributeSystemFilesystemCheckpointRotation) {
+// AppendDiskHealthFilesystemProjectCheckpointHeadroomDataPoint adds a data point to disk_health.filesystem.project.checkpoint.headroom, as MetricsBuilder.RecordDiskHealthFilesystemProjectCheckpointHeadroomDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemProjectCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string) {
 	m := e.Metric(19)
 	if m == nil {
 		return
@@ -739,28 +739,25 @@ func (e *Emitter) AppendSystemFilesystemProjectCheckpointCopiesDataPoint(ts pcom
 	dp := e.Point(m, ts)
 	attrs := dp.Attributes()
 	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+		attrs.PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
-		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+		attrs.PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
-	}
-	if m.Keep&(1<<5) != 0 {
-		attrs.PutStr("system.filesystem.checkpoint.rotation", systemFilesystemCheckpointRotationAttributeValue.String())
+		attrs.PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemProjectCheckpointHeadroomDataPoint adds a data point to system.filesystem.project.checkpoint.headroom, as MetricsBuilder.RecordSystemFilesystemProjectCheckpointHeadroomDataPoint does.
-func (e *Emitter) AppendSystemFilesystemProjectCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+// AppendDiskHealthFilesystemProjectCheckpointSizeDataPoint adds a data point to disk_health.filesystem.project.checkpoint.size, as MetricsBuilder.RecordDiskHealthFilesystemProjectCheckpointSizeDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemProjectCheckpointSizeDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string, diskHealthFilesystemCheckpointPercentileAttributeValue AttributeDiskHealthFilesystemCheckpointPercentile) {
 	m := e.Metric(20)
 	if m == nil {
 		return
@@ -768,25 +765,28 @@ func (e *Emitter) AppendSystemFilesystemProjectCheckpointHeadroomDataPoint(ts pc
 	dp := e.Point(m, ts)
 	attrs := dp.Attributes()
 	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+		attrs.PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
-		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+		attrs.PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+		attrs.PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("disk_health.filesystem.checkpoint.percentile", diskHealthFilesystemCheckpointPercentileAttributeValue.String())
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemProjectCheckpointSizeDataPoint adds a data point to system.filesystem.project.checkpoint.size, as MetricsBuilder.RecordSystemFilesystemProjectCheckpointSizeDataPoint does.
-func (e *Emitter) AppendSystemFilesystemProjectCheckpointSizeDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointPercentileAttributeValue AttributeSystemFilesystemCheckpointPercentile) {
+// AppendDiskHealthFilesystemProjectCheckpointStateDataPoint adds a data point to disk_health.filesystem.project.checkpoint.state, as MetricsBuilder.RecordDiskHealthFilesystemProjectCheckpointStateDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemProjectCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string, diskHealthFilesystemCheckpointStateAttributeValue AttributeDiskHealthFilesystemCheckpointState) {
 	m := e.Metric(21)
 	if m == nil {
 		return
@@ -794,28 +794,28 @@ func (e *Emitter) AppendSystemFilesystemProjectCheckpointSizeDataPoint(ts pcommo
 	dp := e.Point(m, ts)
 	attrs := dp.Attributes()
 	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+		attrs.PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
-		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+		attrs.PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+		attrs.PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
 	}
 	if m.Keep&(1<<5) != 0 {
-		attrs.PutStr("system.filesystem.checkpoint.percentile", systemFilesystemCheckpointPercentileAttributeValue.String())
+		attrs.PutStr("disk_health.filesystem.checkpoint.state", diskHealthFilesystemCheckpointStateAttributeValue.String())
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemProjectCheckpointStateDataPoint adds a data point to system.filesystem.project.checkpoint.state, as MetricsBuilder.RecordSystemFilesystemProjectCheckpointStateDataPoint does.
-func (e *Emitter) AppendSystemFilesystemProjectCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointStateAttributeValue AttributeSystemFilesystemCheckpointState) {
+// AppendDiskHealthFilesystemProjectHeadroomDataPoint adds a data point to disk_health.filesystem.project.headroom, as MetricsBuilder.RecordDiskHealthFilesystemProjectHeadroomDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemProjectHeadroomDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string) {
 	m := e.Metric(22)
 	if m == nil {
 		return
@@ -823,28 +823,25 @@ func (e *Emitter) AppendSystemFilesystemProjectCheckpointStateDataPoint(ts pcomm
 	dp := e.Point(m, ts)
 	attrs := dp.Attributes()
 	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+		attrs.PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
-		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+		attrs.PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
-	}
-	if m.Keep&(1<<5) != 0 {
-		attrs.PutStr("system.filesystem.checkpoint.state", systemFilesystemCheckpointStateAttributeValue.String())
+		attrs.PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemProjectHeadroomDataPoint adds a data point to system.filesystem.project.headroom, as MetricsBuilder.RecordSystemFilesystemProjectHeadroomDataPoint does.
-func (e *Emitter) AppendSystemFilesystemProjectHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+// AppendDiskHealthFilesystemProjectInodesLimitDataPoint adds a data point to disk_health.filesystem.project.inodes.limit, as MetricsBuilder.RecordDiskHealthFilesystemProjectInodesLimitDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemProjectInodesLimitDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string, diskHealthFilesystemProjectLimitTypeAttributeValue AttributeDiskHealthFilesystemProjectLimitType) {
 	m := e.Metric(23)
 	if m == nil {
 		return
@@ -852,25 +849,28 @@ func (e *Emitter) AppendSystemFilesystemProjectHeadroomDataPoint(ts pcommon.Time
 	dp := e.Point(m, ts)
 	attrs := dp.Attributes()
 	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+		attrs.PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
-		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+		attrs.PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+		attrs.PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("disk_health.filesystem.project.limit.type", diskHealthFilesystemProjectLimitTypeAttributeValue.String())
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemProjectInodesLimitDataPoint adds a data point to system.filesystem.project.inodes.limit, as MetricsBuilder.RecordSystemFilesystemProjectInodesLimitDataPoint does.
-func (e *Emitter) AppendSystemFilesystemProjectInodesLimitDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue AttributeSystemFilesystemProjectLimitType) {
+// AppendDiskHealthFilesystemProjectInodesUsageDataPoint adds a data point to disk_health.filesystem.project.inodes.usage, as MetricsBuilder.RecordDiskHealthFilesystemProjectInodesUsageDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemProjectInodesUsageDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string) {
 	m := e.Metric(24)
 	if m == nil {
 		return
@@ -878,28 +878,25 @@ func (e *Emitter) AppendSystemFilesystemProjectInodesLimitDataPoint(ts pcommon.T
 	dp := e.Point(m, ts)
 	attrs := dp.Attributes()
 	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+		attrs.PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
-		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+		attrs.PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
-	}
-	if m.Keep&(1<<5) != 0 {
-		attrs.PutStr("system.filesystem.project.limit.type", systemFilesystemProjectLimitTypeAttributeValue.String())
+		attrs.PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemProjectInodesUsageDataPoint adds a data point to system.filesystem.project.inodes.usage, as MetricsBuilder.RecordSystemFilesystemProjectInodesUsageDataPoint does.
-func (e *Emitter) AppendSystemFilesystemProjectInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+// AppendDiskHealthFilesystemProjectLimitDataPoint adds a data point to disk_health.filesystem.project.limit, as MetricsBuilder.RecordDiskHealthFilesystemProjectLimitDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemProjectLimitDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string, diskHealthFilesystemProjectLimitTypeAttributeValue AttributeDiskHealthFilesystemProjectLimitType) {
 	m := e.Metric(25)
 	if m == nil {
 		return
@@ -907,25 +904,28 @@ func (e *Emitter) AppendSystemFilesystemProjectInodesUsageDataPoint(ts pcommon.T
 	dp := e.Point(m, ts)
 	attrs := dp.Attributes()
 	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+		attrs.PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
-		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+		attrs.PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+		attrs.PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("disk_health.filesystem.project.limit.type", diskHealthFilesystemProjectLimitTypeAttributeValue.String())
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemProjectLimitDataPoint adds a data point to system.filesystem.project.limit, as MetricsBuilder.RecordSystemFilesystemProjectLimitDataPoint does.
-func (e *Emitter) AppendSystemFilesystemProjectLimitDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue AttributeSystemFilesystemProjectLimitType) {
+// AppendDiskHealthFilesystemProjectUsageDataPoint adds a data point to disk_health.filesystem.project.usage, as MetricsBuilder.RecordDiskHealthFilesystemProjectUsageDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemProjectUsageDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string) {
 	m := e.Metric(26)
 	if m == nil {
 		return
@@ -933,55 +933,26 @@ func (e *Emitter) AppendSystemFilesystemProjectLimitDataPoint(ts pcommon.Timesta
 	dp := e.Point(m, ts)
 	attrs := dp.Attributes()
 	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+		attrs.PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
-		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+		attrs.PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
-	}
-	if m.Keep&(1<<5) != 0 {
-		attrs.PutStr("system.filesystem.project.limit.type", systemFilesystemProjectLimitTypeAttributeValue.String())
+		attrs.PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemProjectUsageDataPoint adds a data point to system.filesystem.project.usage, as MetricsBuilder.RecordSystemFilesystemProjectUsageDataPoint does.
-func (e *Emitter) AppendSystemFilesystemProjectUsageDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+// AppendDiskHealthFilesystemProjectsDataPoint adds a data point to disk_health.filesystem.projects, as MetricsBuilder.RecordDiskHealthFilesystemProjectsDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemProjectsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(27)
-	if m == nil {
-		return
-	}
-	dp := e.Point(m, ts)
-	attrs := dp.Attributes()
-	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
-	}
-	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
-	}
-	if m.Keep&(1<<2) != 0 {
-		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
-	}
-	if m.Keep&(1<<3) != 0 {
-		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
-	}
-	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
-	}
-	e.SetInt(m, dp, val)
-}
-
-// AppendSystemFilesystemProjectsDataPoint adds a data point to system.filesystem.projects, as MetricsBuilder.RecordSystemFilesystemProjectsDataPoint does.
-func (e *Emitter) AppendSystemFilesystemProjectsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(28)
 	if m == nil {
 		return
 	}
@@ -991,10 +962,10 @@ func (e *Emitter) AppendSystemFilesystemProjectsDataPoint(ts pcommon.Timestamp, 
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
@@ -1002,8 +973,31 @@ func (e *Emitter) AppendSystemFilesystemProjectsDataPoint(ts pcommon.Timestamp, 
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemShmHeadroomDataPoint adds a data point to system.filesystem.shm.headroom, as MetricsBuilder.RecordSystemFilesystemShmHeadroomDataPoint does.
-func (e *Emitter) AppendSystemFilesystemShmHeadroomDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemShmBoundAttributeValue AttributeSystemFilesystemShmBound) {
+// AppendDiskHealthFilesystemShmHeadroomDataPoint adds a data point to disk_health.filesystem.shm.headroom, as MetricsBuilder.RecordDiskHealthFilesystemShmHeadroomDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemShmHeadroomDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, diskHealthFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string, diskHealthFilesystemShmBoundAttributeValue AttributeDiskHealthFilesystemShmBound) {
+	m := e.Metric(28)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("disk_health.filesystem.shm.bound", diskHealthFilesystemShmBoundAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendDiskHealthFilesystemShmUsageDataPoint adds a data point to disk_health.filesystem.shm.usage, as MetricsBuilder.RecordDiskHealthFilesystemShmUsageDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemShmUsageDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, diskHealthFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string) {
 	m := e.Metric(29)
 	if m == nil {
 		return
@@ -1014,19 +1008,16 @@ func (e *Emitter) AppendSystemFilesystemShmHeadroomDataPoint(ts pcommon.Timestam
 		attrs.PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
 		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
 	}
-	if m.Keep&(1<<3) != 0 {
-		attrs.PutStr("system.filesystem.shm.bound", systemFilesystemShmBoundAttributeValue.String())
-	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemShmUsageDataPoint adds a data point to system.filesystem.shm.usage, as MetricsBuilder.RecordSystemFilesystemShmUsageDataPoint does.
-func (e *Emitter) AppendSystemFilesystemShmUsageDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string) {
+// AppendDiskHealthFilesystemStatusDataPoint adds a data point to disk_health.filesystem.status, as MetricsBuilder.RecordDiskHealthFilesystemStatusDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemStatusAttributeValue AttributeDiskHealthFilesystemStatus) {
 	m := e.Metric(30)
 	if m == nil {
 		return
@@ -1034,19 +1025,28 @@ func (e *Emitter) AppendSystemFilesystemShmUsageDataPoint(ts pcommon.Timestamp, 
 	dp := e.Point(m, ts)
 	attrs := dp.Attributes()
 	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("status", diskHealthFilesystemStatusAttributeValue.String())
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status, as MetricsBuilder.RecordSystemFilesystemStatusDataPoint does.
-func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
+// AppendDiskHealthFilesystemTimeToFullDataPoint adds a data point to disk_health.filesystem.time_to_full, as MetricsBuilder.RecordDiskHealthFilesystemTimeToFullDataPoint does.
+func (e *Emitter) AppendDiskHealthFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(31)
 	if m == nil {
 		return
@@ -1057,39 +1057,10 @@ func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, va
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
-	}
-	if m.Keep&(1<<3) != 0 {
-		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-	if m.Keep&(1<<5) != 0 {
-		attrs.PutStr("status", systemFilesystemStatusAttributeValue.String())
-	}
-	e.SetInt(m, dp, val)
-}
-
-// AppendSystemFilesystemTimeToFullDataPoint adds a data point to system.filesystem.time_to_full, as MetricsBuilder.RecordSystemFilesystemTimeToFullDataPoint does.
-func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(32)
-	if m == nil {
-		return
-	}
-	dp := e.Point(m, ts)
-	attrs := dp.Attributes()
-	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
-	}
-	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
@@ -1100,8 +1071,37 @@ func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp
 	e.SetDouble(m, dp, val)
 }
 
+// AppendSystemFilesystemLimitDataPoint adds a data point to system.filesystem.limit, as MetricsBuilder.RecordSystemFilesystemLimitDataPoint does.
+func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(32)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
 // AppendSystemFilesystemUsageDataPoint adds a data point to system.filesystem.usage, as MetricsBuilder.RecordSystemFilesystemUsageDataPoint does.
-func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
 	m := e.Metric(33)
 	if m == nil {
 		return
@@ -1112,10 +1112,10 @@ func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
@@ -1133,7 +1133,7 @@ func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val
 }
 
 // AppendSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization, as MetricsBuilder.RecordSystemFilesystemUtilizationDataPoint does.
-func (e *Emitter) AppendSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (e *Emitter) AppendSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(34)
 	if m == nil {
 		return
@@ -1144,10 +1144,10 @@ func (e *Emitter) AppendSystemFilesystemUtilizationDataPoint(ts pcommon.Timestam
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+		attrs.PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+		attrs.PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())

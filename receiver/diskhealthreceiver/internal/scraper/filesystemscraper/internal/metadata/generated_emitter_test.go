@@ -24,39 +24,39 @@ func TestEmitterMatchesBuilder(t *testing.T) {
 	}
 	for _, s := range []string{AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax} {
 		mbc := loadMetricsBuilderConfig(t, "reaggregate_set")
-		mbc.Metrics.SystemFilesystemCheckpointCopies.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemCheckpointDuration.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemCheckpointHeadroom.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemCheckpointInterval.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemCheckpointNextSave.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemCheckpointSize.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemCheckpointState.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemCheckpointThroughput.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemCheckpointWriter.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemDomainBindingLimit.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemDomainHeadroom.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemDomainInodesHeadroom.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemDomainLimit.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemDomainMounts.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemDomainTimeToFull.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemDomainUsage.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemInodesUsage.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemInodesUtilization.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemCheckpointCopies.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemCheckpointDuration.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemCheckpointHeadroom.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemCheckpointInterval.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemCheckpointNextSave.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemCheckpointSize.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemCheckpointState.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemCheckpointThroughput.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemCheckpointWriter.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemDomainBindingLimit.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemDomainHeadroom.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemDomainInodesHeadroom.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemDomainLimit.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemDomainMounts.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemDomainTimeToFull.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemDomainUsage.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemInodesUsage.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemInodesUtilization.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemProjectCheckpointCopies.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemProjectCheckpointHeadroom.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemProjectCheckpointSize.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemProjectCheckpointState.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemProjectHeadroom.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemProjectInodesLimit.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemProjectInodesUsage.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemProjectLimit.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemProjectUsage.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemProjects.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemShmHeadroom.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemShmUsage.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemStatus.AggregationStrategy = s
+		mbc.Metrics.DiskHealthFilesystemTimeToFull.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemLimit.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemProjectCheckpointCopies.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemProjectCheckpointHeadroom.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemProjectCheckpointSize.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemProjectCheckpointState.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemProjectHeadroom.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemProjectInodesLimit.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemProjectInodesUsage.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemProjectLimit.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemProjectUsage.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemProjects.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemShmHeadroom.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemShmUsage.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemStatus.AggregationStrategy = s
-		mbc.Metrics.SystemFilesystemTimeToFull.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemUsage.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemUtilization.AggregationStrategy = s
 		configs["reaggregate_"+s] = mbc
@@ -118,214 +118,214 @@ type testPoint struct {
 func testPoints(k int) []testPoint {
 	return []testPoint{
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointRotation(1+k%3))
+			mb.RecordDiskHealthFilesystemCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointRotation(1+k%3))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointRotation(1+k%3))
+				e.AppendDiskHealthFilesystemCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointRotation(1+k%3))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemCheckpointDurationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemCheckpointDurationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemCheckpointDurationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemCheckpointDurationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemCheckpointIntervalDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemCheckpointIntervalDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemCheckpointIntervalDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemCheckpointIntervalDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemCheckpointNextSaveDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemCheckpointNextSaveDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemCheckpointNextSaveDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemCheckpointNextSaveDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemCheckpointSizeDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointPercentile(1+k%2))
+			mb.RecordDiskHealthFilesystemCheckpointSizeDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointPercentile(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemCheckpointSizeDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointPercentile(1+k%2))
+				e.AppendDiskHealthFilesystemCheckpointSizeDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointPercentile(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%4))
+			mb.RecordDiskHealthFilesystemCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointState(1+k%4))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%4))
+				e.AppendDiskHealthFilesystemCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointState(1+k%4))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemCheckpointThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemCheckpointThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemCheckpointThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemCheckpointThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemCheckpointWriterDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), "cgroup.path-val-"+strconv.Itoa(k), "k8s.pod.uid-val-"+strconv.Itoa(k), "container.id-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemCheckpointWriterDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), "cgroup.path-val-"+strconv.Itoa(k), "k8s.pod.uid-val-"+strconv.Itoa(k), "container.id-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemCheckpointWriterDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), "cgroup.path-val-"+strconv.Itoa(k), "k8s.pod.uid-val-"+strconv.Itoa(k), "container.id-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemCheckpointWriterDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), "cgroup.path-val-"+strconv.Itoa(k), "k8s.pod.uid-val-"+strconv.Itoa(k), "container.id-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemDomainBindingLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+			mb.RecordDiskHealthFilesystemDomainBindingLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemLimitName(1+k%5))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemDomainBindingLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+				e.AppendDiskHealthFilesystemDomainBindingLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemLimitName(1+k%5))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemDomainHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+			mb.RecordDiskHealthFilesystemDomainHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemLimitName(1+k%5))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemDomainHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+				e.AppendDiskHealthFilesystemDomainHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemLimitName(1+k%5))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemDomainInodesHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+			mb.RecordDiskHealthFilesystemDomainInodesHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemLimitName(1+k%5))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemDomainInodesHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+				e.AppendDiskHealthFilesystemDomainInodesHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemLimitName(1+k%5))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemDomainLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemDomainLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemDomainLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemDomainLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemDomainMountsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemDomainMountsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemDomainMountsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemDomainMountsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemDomainTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemDomainTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemDomainTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemDomainTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemDomainUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+			mb.RecordDiskHealthFilesystemDomainUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemDomainUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+				e.AppendDiskHealthFilesystemDomainUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+			mb.RecordDiskHealthFilesystemInodesUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemInodesUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+				e.AppendDiskHealthFilesystemInodesUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemInodesUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemInodesUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemInodesUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemProjectCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointRotation(1+k%3))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemProjectCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointRotation(1+k%3))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemProjectCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointRotation(1+k%3))
+			mb.RecordDiskHealthFilesystemProjectCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemProjectCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointRotation(1+k%3))
+				e.AppendDiskHealthFilesystemProjectCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemProjectCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemProjectCheckpointSizeDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointPercentile(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemProjectCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemProjectCheckpointSizeDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointPercentile(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemProjectCheckpointSizeDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointPercentile(1+k%2))
+			mb.RecordDiskHealthFilesystemProjectCheckpointStateDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointState(1+k%4))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemProjectCheckpointSizeDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointPercentile(1+k%2))
+				e.AppendDiskHealthFilesystemProjectCheckpointStateDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointState(1+k%4))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemProjectCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%4))
+			mb.RecordDiskHealthFilesystemProjectHeadroomDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemProjectCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%4))
+				e.AppendDiskHealthFilesystemProjectHeadroomDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemProjectHeadroomDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemProjectInodesLimitDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemProjectLimitType(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemProjectHeadroomDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemProjectInodesLimitDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemProjectLimitType(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemProjectInodesLimitDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemProjectLimitType(1+k%2))
+			mb.RecordDiskHealthFilesystemProjectInodesUsageDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemProjectInodesLimitDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemProjectLimitType(1+k%2))
+				e.AppendDiskHealthFilesystemProjectInodesUsageDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemProjectInodesUsageDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemProjectLimitDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemProjectLimitType(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemProjectInodesUsageDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemProjectLimitDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemProjectLimitType(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemProjectLimitDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemProjectLimitType(1+k%2))
+			mb.RecordDiskHealthFilesystemProjectUsageDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemProjectLimitDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemProjectLimitType(1+k%2))
+				e.AppendDiskHealthFilesystemProjectUsageDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemProjectUsageDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemProjectsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemProjectUsageDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemProjectsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemProjectsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemShmHeadroomDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemShmBound(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemProjectsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemShmHeadroomDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemShmBound(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemShmHeadroomDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), AttributeSystemFilesystemShmBound(1+k%2))
+			mb.RecordDiskHealthFilesystemShmUsageDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemShmHeadroomDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), AttributeSystemFilesystemShmBound(1+k%2))
+				e.AppendDiskHealthFilesystemShmUsageDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemShmUsageDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthFilesystemStatusDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemStatus(1+k%6))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemShmUsageDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthFilesystemStatusDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemStatus(1+k%6))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemStatusDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemStatus(1+k%6))
+			mb.RecordDiskHealthFilesystemTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemStatusDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemStatus(1+k%6))
+				e.AppendDiskHealthFilesystemTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordSystemFilesystemLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendSystemFilesystemLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+			mb.RecordSystemFilesystemUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+				e.AppendSystemFilesystemUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordSystemFilesystemUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendSystemFilesystemUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 	}
 }
@@ -337,6 +337,6 @@ func testResource(mbc MetricsBuilderConfig, r int) pcommon.Resource {
 	if r > 0 {
 		suffix = "-" + strconv.Itoa(r)
 	}
-	rb.SetDiskMajorMinor("disk.major_minor-val" + suffix)
+	rb.SetDiskHealthDiskMajorMinor("disk_health.disk.major_minor-val" + suffix)
 	return rb.Emit()
 }

@@ -3,12 +3,12 @@
 package metadata
 
 import (
+	conventions "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/semconv/v1.44.0"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/filter"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
-	conventions "go.opentelemetry.io/otel/semconv/v1.38.0"
 	"slices"
 	"time"
 )
@@ -20,132 +20,226 @@ const (
 	AggregationStrategyMax = "max"
 )
 
-// AttributeSystemFilesystemCheckpointPercentile specifies the value system.filesystem.checkpoint.percentile attribute.
-type AttributeSystemFilesystemCheckpointPercentile int
+// AttributeDiskHealthFilesystemCheckpointPercentile specifies the value disk_health.filesystem.checkpoint.percentile attribute.
+type AttributeDiskHealthFilesystemCheckpointPercentile int
 
 const (
-	_ AttributeSystemFilesystemCheckpointPercentile = iota
-	AttributeSystemFilesystemCheckpointPercentileP50
-	AttributeSystemFilesystemCheckpointPercentileP90
+	_ AttributeDiskHealthFilesystemCheckpointPercentile = iota
+	AttributeDiskHealthFilesystemCheckpointPercentileP50
+	AttributeDiskHealthFilesystemCheckpointPercentileP90
 )
 
-// String returns the string representation of the AttributeSystemFilesystemCheckpointPercentile.
-func (av AttributeSystemFilesystemCheckpointPercentile) String() string {
+// String returns the string representation of the AttributeDiskHealthFilesystemCheckpointPercentile.
+func (av AttributeDiskHealthFilesystemCheckpointPercentile) String() string {
 	switch av {
-	case AttributeSystemFilesystemCheckpointPercentileP50:
+	case AttributeDiskHealthFilesystemCheckpointPercentileP50:
 		return "p50"
-	case AttributeSystemFilesystemCheckpointPercentileP90:
+	case AttributeDiskHealthFilesystemCheckpointPercentileP90:
 		return "p90"
 	}
 	return ""
 }
 
-// MapAttributeSystemFilesystemCheckpointPercentile is a helper map of string to AttributeSystemFilesystemCheckpointPercentile attribute value.
-var MapAttributeSystemFilesystemCheckpointPercentile = map[string]AttributeSystemFilesystemCheckpointPercentile{
-	"p50": AttributeSystemFilesystemCheckpointPercentileP50,
-	"p90": AttributeSystemFilesystemCheckpointPercentileP90,
+// MapAttributeDiskHealthFilesystemCheckpointPercentile is a helper map of string to AttributeDiskHealthFilesystemCheckpointPercentile attribute value.
+var MapAttributeDiskHealthFilesystemCheckpointPercentile = map[string]AttributeDiskHealthFilesystemCheckpointPercentile{
+	"p50": AttributeDiskHealthFilesystemCheckpointPercentileP50,
+	"p90": AttributeDiskHealthFilesystemCheckpointPercentileP90,
 }
 
-// AttributeSystemFilesystemCheckpointRotation specifies the value system.filesystem.checkpoint.rotation attribute.
-type AttributeSystemFilesystemCheckpointRotation int
+// AttributeDiskHealthFilesystemCheckpointRotation specifies the value disk_health.filesystem.checkpoint.rotation attribute.
+type AttributeDiskHealthFilesystemCheckpointRotation int
 
 const (
-	_ AttributeSystemFilesystemCheckpointRotation = iota
-	AttributeSystemFilesystemCheckpointRotationBeforeSave
-	AttributeSystemFilesystemCheckpointRotationAfterSave
-	AttributeSystemFilesystemCheckpointRotationUnknown
+	_ AttributeDiskHealthFilesystemCheckpointRotation = iota
+	AttributeDiskHealthFilesystemCheckpointRotationBeforeSave
+	AttributeDiskHealthFilesystemCheckpointRotationAfterSave
+	AttributeDiskHealthFilesystemCheckpointRotationUnknown
 )
 
-// String returns the string representation of the AttributeSystemFilesystemCheckpointRotation.
-func (av AttributeSystemFilesystemCheckpointRotation) String() string {
+// String returns the string representation of the AttributeDiskHealthFilesystemCheckpointRotation.
+func (av AttributeDiskHealthFilesystemCheckpointRotation) String() string {
 	switch av {
-	case AttributeSystemFilesystemCheckpointRotationBeforeSave:
+	case AttributeDiskHealthFilesystemCheckpointRotationBeforeSave:
 		return "before_save"
-	case AttributeSystemFilesystemCheckpointRotationAfterSave:
+	case AttributeDiskHealthFilesystemCheckpointRotationAfterSave:
 		return "after_save"
-	case AttributeSystemFilesystemCheckpointRotationUnknown:
+	case AttributeDiskHealthFilesystemCheckpointRotationUnknown:
 		return "unknown"
 	}
 	return ""
 }
 
-// MapAttributeSystemFilesystemCheckpointRotation is a helper map of string to AttributeSystemFilesystemCheckpointRotation attribute value.
-var MapAttributeSystemFilesystemCheckpointRotation = map[string]AttributeSystemFilesystemCheckpointRotation{
-	"before_save": AttributeSystemFilesystemCheckpointRotationBeforeSave,
-	"after_save":  AttributeSystemFilesystemCheckpointRotationAfterSave,
-	"unknown":     AttributeSystemFilesystemCheckpointRotationUnknown,
+// MapAttributeDiskHealthFilesystemCheckpointRotation is a helper map of string to AttributeDiskHealthFilesystemCheckpointRotation attribute value.
+var MapAttributeDiskHealthFilesystemCheckpointRotation = map[string]AttributeDiskHealthFilesystemCheckpointRotation{
+	"before_save": AttributeDiskHealthFilesystemCheckpointRotationBeforeSave,
+	"after_save":  AttributeDiskHealthFilesystemCheckpointRotationAfterSave,
+	"unknown":     AttributeDiskHealthFilesystemCheckpointRotationUnknown,
 }
 
-// AttributeSystemFilesystemCheckpointState specifies the value system.filesystem.checkpoint.state attribute.
-type AttributeSystemFilesystemCheckpointState int
+// AttributeDiskHealthFilesystemCheckpointState specifies the value disk_health.filesystem.checkpoint.state attribute.
+type AttributeDiskHealthFilesystemCheckpointState int
 
 const (
-	_ AttributeSystemFilesystemCheckpointState = iota
-	AttributeSystemFilesystemCheckpointStateFits
-	AttributeSystemFilesystemCheckpointStateTight
-	AttributeSystemFilesystemCheckpointStateWillFail
-	AttributeSystemFilesystemCheckpointStateLearning
+	_ AttributeDiskHealthFilesystemCheckpointState = iota
+	AttributeDiskHealthFilesystemCheckpointStateFits
+	AttributeDiskHealthFilesystemCheckpointStateTight
+	AttributeDiskHealthFilesystemCheckpointStateWillFail
+	AttributeDiskHealthFilesystemCheckpointStateLearning
 )
 
-// String returns the string representation of the AttributeSystemFilesystemCheckpointState.
-func (av AttributeSystemFilesystemCheckpointState) String() string {
+// String returns the string representation of the AttributeDiskHealthFilesystemCheckpointState.
+func (av AttributeDiskHealthFilesystemCheckpointState) String() string {
 	switch av {
-	case AttributeSystemFilesystemCheckpointStateFits:
+	case AttributeDiskHealthFilesystemCheckpointStateFits:
 		return "fits"
-	case AttributeSystemFilesystemCheckpointStateTight:
+	case AttributeDiskHealthFilesystemCheckpointStateTight:
 		return "tight"
-	case AttributeSystemFilesystemCheckpointStateWillFail:
+	case AttributeDiskHealthFilesystemCheckpointStateWillFail:
 		return "will_fail"
-	case AttributeSystemFilesystemCheckpointStateLearning:
+	case AttributeDiskHealthFilesystemCheckpointStateLearning:
 		return "learning"
 	}
 	return ""
 }
 
-// MapAttributeSystemFilesystemCheckpointState is a helper map of string to AttributeSystemFilesystemCheckpointState attribute value.
-var MapAttributeSystemFilesystemCheckpointState = map[string]AttributeSystemFilesystemCheckpointState{
-	"fits":      AttributeSystemFilesystemCheckpointStateFits,
-	"tight":     AttributeSystemFilesystemCheckpointStateTight,
-	"will_fail": AttributeSystemFilesystemCheckpointStateWillFail,
-	"learning":  AttributeSystemFilesystemCheckpointStateLearning,
+// MapAttributeDiskHealthFilesystemCheckpointState is a helper map of string to AttributeDiskHealthFilesystemCheckpointState attribute value.
+var MapAttributeDiskHealthFilesystemCheckpointState = map[string]AttributeDiskHealthFilesystemCheckpointState{
+	"fits":      AttributeDiskHealthFilesystemCheckpointStateFits,
+	"tight":     AttributeDiskHealthFilesystemCheckpointStateTight,
+	"will_fail": AttributeDiskHealthFilesystemCheckpointStateWillFail,
+	"learning":  AttributeDiskHealthFilesystemCheckpointStateLearning,
 }
 
-// AttributeSystemFilesystemLimitName specifies the value system.filesystem.limit.name attribute.
-type AttributeSystemFilesystemLimitName int
+// AttributeDiskHealthFilesystemLimitName specifies the value disk_health.filesystem.limit.name attribute.
+type AttributeDiskHealthFilesystemLimitName int
 
 const (
-	_ AttributeSystemFilesystemLimitName = iota
-	AttributeSystemFilesystemLimitNameFreeBlocks
-	AttributeSystemFilesystemLimitNameNodefsEvictionHard
-	AttributeSystemFilesystemLimitNameNodefsEvictionSoft
-	AttributeSystemFilesystemLimitNameImagefsEvictionHard
-	AttributeSystemFilesystemLimitNameImagefsEvictionSoft
+	_ AttributeDiskHealthFilesystemLimitName = iota
+	AttributeDiskHealthFilesystemLimitNameFreeBlocks
+	AttributeDiskHealthFilesystemLimitNameNodefsEvictionHard
+	AttributeDiskHealthFilesystemLimitNameNodefsEvictionSoft
+	AttributeDiskHealthFilesystemLimitNameImagefsEvictionHard
+	AttributeDiskHealthFilesystemLimitNameImagefsEvictionSoft
 )
 
-// String returns the string representation of the AttributeSystemFilesystemLimitName.
-func (av AttributeSystemFilesystemLimitName) String() string {
+// String returns the string representation of the AttributeDiskHealthFilesystemLimitName.
+func (av AttributeDiskHealthFilesystemLimitName) String() string {
 	switch av {
-	case AttributeSystemFilesystemLimitNameFreeBlocks:
+	case AttributeDiskHealthFilesystemLimitNameFreeBlocks:
 		return "free_blocks"
-	case AttributeSystemFilesystemLimitNameNodefsEvictionHard:
+	case AttributeDiskHealthFilesystemLimitNameNodefsEvictionHard:
 		return "nodefs_eviction_hard"
-	case AttributeSystemFilesystemLimitNameNodefsEvictionSoft:
+	case AttributeDiskHealthFilesystemLimitNameNodefsEvictionSoft:
 		return "nodefs_eviction_soft"
-	case AttributeSystemFilesystemLimitNameImagefsEvictionHard:
+	case AttributeDiskHealthFilesystemLimitNameImagefsEvictionHard:
 		return "imagefs_eviction_hard"
-	case AttributeSystemFilesystemLimitNameImagefsEvictionSoft:
+	case AttributeDiskHealthFilesystemLimitNameImagefsEvictionSoft:
 		return "imagefs_eviction_soft"
 	}
 	return ""
 }
 
-// MapAttributeSystemFilesystemLimitName is a helper map of string to AttributeSystemFilesystemLimitName attribute value.
-var MapAttributeSystemFilesystemLimitName = map[string]AttributeSystemFilesystemLimitName{
-	"free_blocks":           AttributeSystemFilesystemLimitNameFreeBlocks,
-	"nodefs_eviction_hard":  AttributeSystemFilesystemLimitNameNodefsEvictionHard,
-	"nodefs_eviction_soft":  AttributeSystemFilesystemLimitNameNodefsEvictionSoft,
-	"imagefs_eviction_hard": AttributeSystemFilesystemLimitNameImagefsEvictionHard,
-	"imagefs_eviction_soft": AttributeSystemFilesystemLimitNameImagefsEvictionSoft,
+// MapAttributeDiskHealthFilesystemLimitName is a helper map of string to AttributeDiskHealthFilesystemLimitName attribute value.
+var MapAttributeDiskHealthFilesystemLimitName = map[string]AttributeDiskHealthFilesystemLimitName{
+	"free_blocks":           AttributeDiskHealthFilesystemLimitNameFreeBlocks,
+	"nodefs_eviction_hard":  AttributeDiskHealthFilesystemLimitNameNodefsEvictionHard,
+	"nodefs_eviction_soft":  AttributeDiskHealthFilesystemLimitNameNodefsEvictionSoft,
+	"imagefs_eviction_hard": AttributeDiskHealthFilesystemLimitNameImagefsEvictionHard,
+	"imagefs_eviction_soft": AttributeDiskHealthFilesystemLimitNameImagefsEvictionSoft,
+}
+
+// AttributeDiskHealthFilesystemProjectLimitType specifies the value disk_health.filesystem.project.limit.type attribute.
+type AttributeDiskHealthFilesystemProjectLimitType int
+
+const (
+	_ AttributeDiskHealthFilesystemProjectLimitType = iota
+	AttributeDiskHealthFilesystemProjectLimitTypeHard
+	AttributeDiskHealthFilesystemProjectLimitTypeSoft
+)
+
+// String returns the string representation of the AttributeDiskHealthFilesystemProjectLimitType.
+func (av AttributeDiskHealthFilesystemProjectLimitType) String() string {
+	switch av {
+	case AttributeDiskHealthFilesystemProjectLimitTypeHard:
+		return "hard"
+	case AttributeDiskHealthFilesystemProjectLimitTypeSoft:
+		return "soft"
+	}
+	return ""
+}
+
+// MapAttributeDiskHealthFilesystemProjectLimitType is a helper map of string to AttributeDiskHealthFilesystemProjectLimitType attribute value.
+var MapAttributeDiskHealthFilesystemProjectLimitType = map[string]AttributeDiskHealthFilesystemProjectLimitType{
+	"hard": AttributeDiskHealthFilesystemProjectLimitTypeHard,
+	"soft": AttributeDiskHealthFilesystemProjectLimitTypeSoft,
+}
+
+// AttributeDiskHealthFilesystemShmBound specifies the value disk_health.filesystem.shm.bound attribute.
+type AttributeDiskHealthFilesystemShmBound int
+
+const (
+	_ AttributeDiskHealthFilesystemShmBound = iota
+	AttributeDiskHealthFilesystemShmBoundTmpfs
+	AttributeDiskHealthFilesystemShmBoundCgroupMemory
+)
+
+// String returns the string representation of the AttributeDiskHealthFilesystemShmBound.
+func (av AttributeDiskHealthFilesystemShmBound) String() string {
+	switch av {
+	case AttributeDiskHealthFilesystemShmBoundTmpfs:
+		return "tmpfs"
+	case AttributeDiskHealthFilesystemShmBoundCgroupMemory:
+		return "cgroup_memory"
+	}
+	return ""
+}
+
+// MapAttributeDiskHealthFilesystemShmBound is a helper map of string to AttributeDiskHealthFilesystemShmBound attribute value.
+var MapAttributeDiskHealthFilesystemShmBound = map[string]AttributeDiskHealthFilesystemShmBound{
+	"tmpfs":         AttributeDiskHealthFilesystemShmBoundTmpfs,
+	"cgroup_memory": AttributeDiskHealthFilesystemShmBoundCgroupMemory,
+}
+
+// AttributeDiskHealthFilesystemStatus specifies the value disk_health.filesystem.status attribute.
+type AttributeDiskHealthFilesystemStatus int
+
+const (
+	_ AttributeDiskHealthFilesystemStatus = iota
+	AttributeDiskHealthFilesystemStatusOk
+	AttributeDiskHealthFilesystemStatusTimeout
+	AttributeDiskHealthFilesystemStatusPermission
+	AttributeDiskHealthFilesystemStatusNotFound
+	AttributeDiskHealthFilesystemStatusIoError
+	AttributeDiskHealthFilesystemStatusError
+)
+
+// String returns the string representation of the AttributeDiskHealthFilesystemStatus.
+func (av AttributeDiskHealthFilesystemStatus) String() string {
+	switch av {
+	case AttributeDiskHealthFilesystemStatusOk:
+		return "ok"
+	case AttributeDiskHealthFilesystemStatusTimeout:
+		return "timeout"
+	case AttributeDiskHealthFilesystemStatusPermission:
+		return "permission"
+	case AttributeDiskHealthFilesystemStatusNotFound:
+		return "not_found"
+	case AttributeDiskHealthFilesystemStatusIoError:
+		return "io_error"
+	case AttributeDiskHealthFilesystemStatusError:
+		return "error"
+	}
+	return ""
+}
+
+// MapAttributeDiskHealthFilesystemStatus is a helper map of string to AttributeDiskHealthFilesystemStatus attribute value.
+var MapAttributeDiskHealthFilesystemStatus = map[string]AttributeDiskHealthFilesystemStatus{
+	"ok":         AttributeDiskHealthFilesystemStatusOk,
+	"timeout":    AttributeDiskHealthFilesystemStatusTimeout,
+	"permission": AttributeDiskHealthFilesystemStatusPermission,
+	"not_found":  AttributeDiskHealthFilesystemStatusNotFound,
+	"io_error":   AttributeDiskHealthFilesystemStatusIoError,
+	"error":      AttributeDiskHealthFilesystemStatusError,
 }
 
 // AttributeSystemFilesystemMode specifies the value system.filesystem.mode attribute.
@@ -172,58 +266,6 @@ func (av AttributeSystemFilesystemMode) String() string {
 var MapAttributeSystemFilesystemMode = map[string]AttributeSystemFilesystemMode{
 	"ro": AttributeSystemFilesystemModeRo,
 	"rw": AttributeSystemFilesystemModeRw,
-}
-
-// AttributeSystemFilesystemProjectLimitType specifies the value system.filesystem.project.limit.type attribute.
-type AttributeSystemFilesystemProjectLimitType int
-
-const (
-	_ AttributeSystemFilesystemProjectLimitType = iota
-	AttributeSystemFilesystemProjectLimitTypeHard
-	AttributeSystemFilesystemProjectLimitTypeSoft
-)
-
-// String returns the string representation of the AttributeSystemFilesystemProjectLimitType.
-func (av AttributeSystemFilesystemProjectLimitType) String() string {
-	switch av {
-	case AttributeSystemFilesystemProjectLimitTypeHard:
-		return "hard"
-	case AttributeSystemFilesystemProjectLimitTypeSoft:
-		return "soft"
-	}
-	return ""
-}
-
-// MapAttributeSystemFilesystemProjectLimitType is a helper map of string to AttributeSystemFilesystemProjectLimitType attribute value.
-var MapAttributeSystemFilesystemProjectLimitType = map[string]AttributeSystemFilesystemProjectLimitType{
-	"hard": AttributeSystemFilesystemProjectLimitTypeHard,
-	"soft": AttributeSystemFilesystemProjectLimitTypeSoft,
-}
-
-// AttributeSystemFilesystemShmBound specifies the value system.filesystem.shm.bound attribute.
-type AttributeSystemFilesystemShmBound int
-
-const (
-	_ AttributeSystemFilesystemShmBound = iota
-	AttributeSystemFilesystemShmBoundTmpfs
-	AttributeSystemFilesystemShmBoundCgroupMemory
-)
-
-// String returns the string representation of the AttributeSystemFilesystemShmBound.
-func (av AttributeSystemFilesystemShmBound) String() string {
-	switch av {
-	case AttributeSystemFilesystemShmBoundTmpfs:
-		return "tmpfs"
-	case AttributeSystemFilesystemShmBoundCgroupMemory:
-		return "cgroup_memory"
-	}
-	return ""
-}
-
-// MapAttributeSystemFilesystemShmBound is a helper map of string to AttributeSystemFilesystemShmBound attribute value.
-var MapAttributeSystemFilesystemShmBound = map[string]AttributeSystemFilesystemShmBound{
-	"tmpfs":         AttributeSystemFilesystemShmBoundTmpfs,
-	"cgroup_memory": AttributeSystemFilesystemShmBoundCgroupMemory,
 }
 
 // AttributeSystemFilesystemState specifies the value system.filesystem.state attribute.
@@ -256,227 +298,185 @@ var MapAttributeSystemFilesystemState = map[string]AttributeSystemFilesystemStat
 	"reserved": AttributeSystemFilesystemStateReserved,
 }
 
-// AttributeSystemFilesystemStatus specifies the value system.filesystem.status attribute.
-type AttributeSystemFilesystemStatus int
-
-const (
-	_ AttributeSystemFilesystemStatus = iota
-	AttributeSystemFilesystemStatusOk
-	AttributeSystemFilesystemStatusTimeout
-	AttributeSystemFilesystemStatusPermission
-	AttributeSystemFilesystemStatusNotFound
-	AttributeSystemFilesystemStatusIoError
-	AttributeSystemFilesystemStatusError
-)
-
-// String returns the string representation of the AttributeSystemFilesystemStatus.
-func (av AttributeSystemFilesystemStatus) String() string {
-	switch av {
-	case AttributeSystemFilesystemStatusOk:
-		return "ok"
-	case AttributeSystemFilesystemStatusTimeout:
-		return "timeout"
-	case AttributeSystemFilesystemStatusPermission:
-		return "permission"
-	case AttributeSystemFilesystemStatusNotFound:
-		return "not_found"
-	case AttributeSystemFilesystemStatusIoError:
-		return "io_error"
-	case AttributeSystemFilesystemStatusError:
-		return "error"
-	}
-	return ""
-}
-
-// MapAttributeSystemFilesystemStatus is a helper map of string to AttributeSystemFilesystemStatus attribute value.
-var MapAttributeSystemFilesystemStatus = map[string]AttributeSystemFilesystemStatus{
-	"ok":         AttributeSystemFilesystemStatusOk,
-	"timeout":    AttributeSystemFilesystemStatusTimeout,
-	"permission": AttributeSystemFilesystemStatusPermission,
-	"not_found":  AttributeSystemFilesystemStatusNotFound,
-	"io_error":   AttributeSystemFilesystemStatusIoError,
-	"error":      AttributeSystemFilesystemStatusError,
-}
-
 var MetricsInfo = metricsInfo{
-	SystemFilesystemCheckpointCopies: metricInfo{
-		Name:       "system.filesystem.checkpoint.copies",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.checkpoint.rotation"},
+	DiskHealthFilesystemCheckpointCopies: metricInfo{
+		Name:       "disk_health.filesystem.checkpoint.copies",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type", "disk_health.filesystem.checkpoint.rotation"},
 	},
-	SystemFilesystemCheckpointDuration: metricInfo{
-		Name:       "system.filesystem.checkpoint.duration",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	DiskHealthFilesystemCheckpointDuration: metricInfo{
+		Name:       "disk_health.filesystem.checkpoint.duration",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type"},
 	},
-	SystemFilesystemCheckpointHeadroom: metricInfo{
-		Name:       "system.filesystem.checkpoint.headroom",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	DiskHealthFilesystemCheckpointHeadroom: metricInfo{
+		Name:       "disk_health.filesystem.checkpoint.headroom",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type"},
 	},
-	SystemFilesystemCheckpointInterval: metricInfo{
-		Name:       "system.filesystem.checkpoint.interval",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	DiskHealthFilesystemCheckpointInterval: metricInfo{
+		Name:       "disk_health.filesystem.checkpoint.interval",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type"},
 	},
-	SystemFilesystemCheckpointNextSave: metricInfo{
-		Name:       "system.filesystem.checkpoint.next_save",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	DiskHealthFilesystemCheckpointNextSave: metricInfo{
+		Name:       "disk_health.filesystem.checkpoint.next_save",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type"},
 	},
-	SystemFilesystemCheckpointSize: metricInfo{
-		Name:       "system.filesystem.checkpoint.size",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.checkpoint.percentile"},
+	DiskHealthFilesystemCheckpointSize: metricInfo{
+		Name:       "disk_health.filesystem.checkpoint.size",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type", "disk_health.filesystem.checkpoint.percentile"},
 	},
-	SystemFilesystemCheckpointState: metricInfo{
-		Name:       "system.filesystem.checkpoint.state",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.checkpoint.state"},
+	DiskHealthFilesystemCheckpointState: metricInfo{
+		Name:       "disk_health.filesystem.checkpoint.state",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type", "disk_health.filesystem.checkpoint.state"},
 	},
-	SystemFilesystemCheckpointThroughput: metricInfo{
-		Name:       "system.filesystem.checkpoint.throughput",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	DiskHealthFilesystemCheckpointThroughput: metricInfo{
+		Name:       "disk_health.filesystem.checkpoint.throughput",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type"},
 	},
-	SystemFilesystemCheckpointWriter: metricInfo{
-		Name:       "system.filesystem.checkpoint.writer",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "cgroup.path", "k8s.pod.uid", "container.id"},
+	DiskHealthFilesystemCheckpointWriter: metricInfo{
+		Name:       "disk_health.filesystem.checkpoint.writer",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type", "cgroup.path", "k8s.pod.uid", "container.id"},
 	},
-	SystemFilesystemDomainBindingLimit: metricInfo{
-		Name:       "system.filesystem.domain.binding_limit",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.limit.name"},
+	DiskHealthFilesystemDomainBindingLimit: metricInfo{
+		Name:       "disk_health.filesystem.domain.binding_limit",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type", "disk_health.filesystem.limit.name"},
 	},
-	SystemFilesystemDomainHeadroom: metricInfo{
-		Name:       "system.filesystem.domain.headroom",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.limit.name"},
+	DiskHealthFilesystemDomainHeadroom: metricInfo{
+		Name:       "disk_health.filesystem.domain.headroom",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type", "disk_health.filesystem.limit.name"},
 	},
-	SystemFilesystemDomainInodesHeadroom: metricInfo{
-		Name:       "system.filesystem.domain.inodes.headroom",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.limit.name"},
+	DiskHealthFilesystemDomainInodesHeadroom: metricInfo{
+		Name:       "disk_health.filesystem.domain.inodes.headroom",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type", "disk_health.filesystem.limit.name"},
 	},
-	SystemFilesystemDomainLimit: metricInfo{
-		Name:       "system.filesystem.domain.limit",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	DiskHealthFilesystemDomainLimit: metricInfo{
+		Name:       "disk_health.filesystem.domain.limit",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type"},
 	},
-	SystemFilesystemDomainMounts: metricInfo{
-		Name:       "system.filesystem.domain.mounts",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	DiskHealthFilesystemDomainMounts: metricInfo{
+		Name:       "disk_health.filesystem.domain.mounts",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type"},
 	},
-	SystemFilesystemDomainTimeToFull: metricInfo{
-		Name:       "system.filesystem.domain.time_to_full",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	DiskHealthFilesystemDomainTimeToFull: metricInfo{
+		Name:       "disk_health.filesystem.domain.time_to_full",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type"},
 	},
-	SystemFilesystemDomainUsage: metricInfo{
-		Name:       "system.filesystem.domain.usage",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.state"},
+	DiskHealthFilesystemDomainUsage: metricInfo{
+		Name:       "disk_health.filesystem.domain.usage",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type", "system.filesystem.state"},
 	},
-	SystemFilesystemInodesUsage: metricInfo{
-		Name:       "system.filesystem.inodes.usage",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.state"},
+	DiskHealthFilesystemInodesUsage: metricInfo{
+		Name:       "disk_health.filesystem.inodes.usage",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.state"},
 	},
-	SystemFilesystemInodesUtilization: metricInfo{
-		Name:       "system.filesystem.inodes.utilization",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
+	DiskHealthFilesystemInodesUtilization: metricInfo{
+		Name:       "disk_health.filesystem.inodes.utilization",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
+	},
+	DiskHealthFilesystemProjectCheckpointCopies: metricInfo{
+		Name:       "disk_health.filesystem.project.checkpoint.copies",
+		Attributes: []string{"disk_health.filesystem.domain", "disk_health.filesystem.uuid", "disk_health.filesystem.project.id", "disk_health.filesystem.project.name", "disk_health.filesystem.project.directory", "disk_health.filesystem.checkpoint.rotation"},
+	},
+	DiskHealthFilesystemProjectCheckpointHeadroom: metricInfo{
+		Name:       "disk_health.filesystem.project.checkpoint.headroom",
+		Attributes: []string{"disk_health.filesystem.domain", "disk_health.filesystem.uuid", "disk_health.filesystem.project.id", "disk_health.filesystem.project.name", "disk_health.filesystem.project.directory"},
+	},
+	DiskHealthFilesystemProjectCheckpointSize: metricInfo{
+		Name:       "disk_health.filesystem.project.checkpoint.size",
+		Attributes: []string{"disk_health.filesystem.domain", "disk_health.filesystem.uuid", "disk_health.filesystem.project.id", "disk_health.filesystem.project.name", "disk_health.filesystem.project.directory", "disk_health.filesystem.checkpoint.percentile"},
+	},
+	DiskHealthFilesystemProjectCheckpointState: metricInfo{
+		Name:       "disk_health.filesystem.project.checkpoint.state",
+		Attributes: []string{"disk_health.filesystem.domain", "disk_health.filesystem.uuid", "disk_health.filesystem.project.id", "disk_health.filesystem.project.name", "disk_health.filesystem.project.directory", "disk_health.filesystem.checkpoint.state"},
+	},
+	DiskHealthFilesystemProjectHeadroom: metricInfo{
+		Name:       "disk_health.filesystem.project.headroom",
+		Attributes: []string{"disk_health.filesystem.domain", "disk_health.filesystem.uuid", "disk_health.filesystem.project.id", "disk_health.filesystem.project.name", "disk_health.filesystem.project.directory"},
+	},
+	DiskHealthFilesystemProjectInodesLimit: metricInfo{
+		Name:       "disk_health.filesystem.project.inodes.limit",
+		Attributes: []string{"disk_health.filesystem.domain", "disk_health.filesystem.uuid", "disk_health.filesystem.project.id", "disk_health.filesystem.project.name", "disk_health.filesystem.project.directory", "disk_health.filesystem.project.limit.type"},
+	},
+	DiskHealthFilesystemProjectInodesUsage: metricInfo{
+		Name:       "disk_health.filesystem.project.inodes.usage",
+		Attributes: []string{"disk_health.filesystem.domain", "disk_health.filesystem.uuid", "disk_health.filesystem.project.id", "disk_health.filesystem.project.name", "disk_health.filesystem.project.directory"},
+	},
+	DiskHealthFilesystemProjectLimit: metricInfo{
+		Name:       "disk_health.filesystem.project.limit",
+		Attributes: []string{"disk_health.filesystem.domain", "disk_health.filesystem.uuid", "disk_health.filesystem.project.id", "disk_health.filesystem.project.name", "disk_health.filesystem.project.directory", "disk_health.filesystem.project.limit.type"},
+	},
+	DiskHealthFilesystemProjectUsage: metricInfo{
+		Name:       "disk_health.filesystem.project.usage",
+		Attributes: []string{"disk_health.filesystem.domain", "disk_health.filesystem.uuid", "disk_health.filesystem.project.id", "disk_health.filesystem.project.name", "disk_health.filesystem.project.directory"},
+	},
+	DiskHealthFilesystemProjects: metricInfo{
+		Name:       "disk_health.filesystem.projects",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.type"},
+	},
+	DiskHealthFilesystemShmHeadroom: metricInfo{
+		Name:       "disk_health.filesystem.shm.headroom",
+		Attributes: []string{"k8s.pod.uid", "disk_health.filesystem.domain", "system.filesystem.mountpoint", "disk_health.filesystem.shm.bound"},
+	},
+	DiskHealthFilesystemShmUsage: metricInfo{
+		Name:       "disk_health.filesystem.shm.usage",
+		Attributes: []string{"k8s.pod.uid", "disk_health.filesystem.domain", "system.filesystem.mountpoint"},
+	},
+	DiskHealthFilesystemStatus: metricInfo{
+		Name:       "disk_health.filesystem.status",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.mountpoint", "system.filesystem.type", "disk_health.filesystem.status"},
+	},
+	DiskHealthFilesystemTimeToFull: metricInfo{
+		Name:       "disk_health.filesystem.time_to_full",
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
 	SystemFilesystemLimit: metricInfo{
 		Name:       "system.filesystem.limit",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
-	},
-	SystemFilesystemProjectCheckpointCopies: metricInfo{
-		Name:       "system.filesystem.project.checkpoint.copies",
-		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory", "system.filesystem.checkpoint.rotation"},
-	},
-	SystemFilesystemProjectCheckpointHeadroom: metricInfo{
-		Name:       "system.filesystem.project.checkpoint.headroom",
-		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory"},
-	},
-	SystemFilesystemProjectCheckpointSize: metricInfo{
-		Name:       "system.filesystem.project.checkpoint.size",
-		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory", "system.filesystem.checkpoint.percentile"},
-	},
-	SystemFilesystemProjectCheckpointState: metricInfo{
-		Name:       "system.filesystem.project.checkpoint.state",
-		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory", "system.filesystem.checkpoint.state"},
-	},
-	SystemFilesystemProjectHeadroom: metricInfo{
-		Name:       "system.filesystem.project.headroom",
-		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory"},
-	},
-	SystemFilesystemProjectInodesLimit: metricInfo{
-		Name:       "system.filesystem.project.inodes.limit",
-		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory", "system.filesystem.project.limit.type"},
-	},
-	SystemFilesystemProjectInodesUsage: metricInfo{
-		Name:       "system.filesystem.project.inodes.usage",
-		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory"},
-	},
-	SystemFilesystemProjectLimit: metricInfo{
-		Name:       "system.filesystem.project.limit",
-		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory", "system.filesystem.project.limit.type"},
-	},
-	SystemFilesystemProjectUsage: metricInfo{
-		Name:       "system.filesystem.project.usage",
-		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory"},
-	},
-	SystemFilesystemProjects: metricInfo{
-		Name:       "system.filesystem.projects",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
-	},
-	SystemFilesystemShmHeadroom: metricInfo{
-		Name:       "system.filesystem.shm.headroom",
-		Attributes: []string{"k8s.pod.uid", "system.filesystem.domain", "system.filesystem.mountpoint", "system.filesystem.shm.bound"},
-	},
-	SystemFilesystemShmUsage: metricInfo{
-		Name:       "system.filesystem.shm.usage",
-		Attributes: []string{"k8s.pod.uid", "system.filesystem.domain", "system.filesystem.mountpoint"},
-	},
-	SystemFilesystemStatus: metricInfo{
-		Name:       "system.filesystem.status",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.status"},
-	},
-	SystemFilesystemTimeToFull: metricInfo{
-		Name:       "system.filesystem.time_to_full",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mountpoint", "system.filesystem.type"},
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
 	SystemFilesystemUsage: metricInfo{
 		Name:       "system.filesystem.usage",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.state"},
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.state"},
 	},
 	SystemFilesystemUtilization: metricInfo{
 		Name:       "system.filesystem.utilization",
-		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
+		Attributes: []string{"system.device", "disk_health.filesystem.domain", "disk_health.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
 }
 
 type metricsInfo struct {
-	SystemFilesystemCheckpointCopies          metricInfo
-	SystemFilesystemCheckpointDuration        metricInfo
-	SystemFilesystemCheckpointHeadroom        metricInfo
-	SystemFilesystemCheckpointInterval        metricInfo
-	SystemFilesystemCheckpointNextSave        metricInfo
-	SystemFilesystemCheckpointSize            metricInfo
-	SystemFilesystemCheckpointState           metricInfo
-	SystemFilesystemCheckpointThroughput      metricInfo
-	SystemFilesystemCheckpointWriter          metricInfo
-	SystemFilesystemDomainBindingLimit        metricInfo
-	SystemFilesystemDomainHeadroom            metricInfo
-	SystemFilesystemDomainInodesHeadroom      metricInfo
-	SystemFilesystemDomainLimit               metricInfo
-	SystemFilesystemDomainMounts              metricInfo
-	SystemFilesystemDomainTimeToFull          metricInfo
-	SystemFilesystemDomainUsage               metricInfo
-	SystemFilesystemInodesUsage               metricInfo
-	SystemFilesystemInodesUtilization         metricInfo
-	SystemFilesystemLimit                     metricInfo
-	SystemFilesystemProjectCheckpointCopies   metricInfo
-	SystemFilesystemProjectCheckpointHeadroom metricInfo
-	SystemFilesystemProjectCheckpointSize     metricInfo
-	SystemFilesystemProjectCheckpointState    metricInfo
-	SystemFilesystemProjectHeadroom           metricInfo
-	SystemFilesystemProjectInodesLimit        metricInfo
-	SystemFilesystemProjectInodesUsage        metricInfo
-	SystemFilesystemProjectLimit              metricInfo
-	SystemFilesystemProjectUsage              metricInfo
-	SystemFilesystemProjects                  metricInfo
-	SystemFilesystemShmHeadroom               metricInfo
-	SystemFilesystemShmUsage                  metricInfo
-	SystemFilesystemStatus                    metricInfo
-	SystemFilesystemTimeToFull                metricInfo
-	SystemFilesystemUsage                     metricInfo
-	SystemFilesystemUtilization               metricInfo
+	DiskHealthFilesystemCheckpointCopies          metricInfo
+	DiskHealthFilesystemCheckpointDuration        metricInfo
+	DiskHealthFilesystemCheckpointHeadroom        metricInfo
+	DiskHealthFilesystemCheckpointInterval        metricInfo
+	DiskHealthFilesystemCheckpointNextSave        metricInfo
+	DiskHealthFilesystemCheckpointSize            metricInfo
+	DiskHealthFilesystemCheckpointState           metricInfo
+	DiskHealthFilesystemCheckpointThroughput      metricInfo
+	DiskHealthFilesystemCheckpointWriter          metricInfo
+	DiskHealthFilesystemDomainBindingLimit        metricInfo
+	DiskHealthFilesystemDomainHeadroom            metricInfo
+	DiskHealthFilesystemDomainInodesHeadroom      metricInfo
+	DiskHealthFilesystemDomainLimit               metricInfo
+	DiskHealthFilesystemDomainMounts              metricInfo
+	DiskHealthFilesystemDomainTimeToFull          metricInfo
+	DiskHealthFilesystemDomainUsage               metricInfo
+	DiskHealthFilesystemInodesUsage               metricInfo
+	DiskHealthFilesystemInodesUtilization         metricInfo
+	DiskHealthFilesystemProjectCheckpointCopies   metricInfo
+	DiskHealthFilesystemProjectCheckpointHeadroom metricInfo
+	DiskHealthFilesystemProjectCheckpointSize     metricInfo
+	DiskHealthFilesystemProjectCheckpointState    metricInfo
+	DiskHealthFilesystemProjectHeadroom           metricInfo
+	DiskHealthFilesystemProjectInodesLimit        metricInfo
+	DiskHealthFilesystemProjectInodesUsage        metricInfo
+	DiskHealthFilesystemProjectLimit              metricInfo
+	DiskHealthFilesystemProjectUsage              metricInfo
+	DiskHealthFilesystemProjects                  metricInfo
+	DiskHealthFilesystemShmHeadroom               metricInfo
+	DiskHealthFilesystemShmUsage                  metricInfo
+	DiskHealthFilesystemStatus                    metricInfo
+	DiskHealthFilesystemTimeToFull                metricInfo
+	SystemFilesystemLimit                         metricInfo
+	SystemFilesystemUsage                         metricInfo
+	SystemFilesystemUtilization                   metricInfo
 }
 
 type metricInfo struct {
@@ -484,16 +484,16 @@ type metricInfo struct {
 	Attributes []string
 }
 
-type metricSystemFilesystemCheckpointCopies struct {
-	data          pmetric.Metric                               // data buffer for generated metric.
-	config        SystemFilesystemCheckpointCopiesMetricConfig // metric config provided by user.
-	capacity      int                                          // max observed number of data points added to the metric.
-	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemCheckpointCopies struct {
+	data          pmetric.Metric                                   // data buffer for generated metric.
+	config        DiskHealthFilesystemCheckpointCopiesMetricConfig // metric config provided by user.
+	capacity      int                                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                                          // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.checkpoint.copies metric with initial data.
-func (m *metricSystemFilesystemCheckpointCopies) init() {
-	m.data.SetName("system.filesystem.checkpoint.copies")
+// init fills disk_health.filesystem.checkpoint.copies metric with initial data.
+func (m *metricDiskHealthFilesystemCheckpointCopies) init() {
+	m.data.SetName("disk_health.filesystem.checkpoint.copies")
 	m.data.SetDescription("Copies the job keeps (keep-N), learned from the saves seen before the first that removed one; with the rotation pattern. Emitted once known. Not in semantic conventions.")
 	m.data.SetUnit("{copy}")
 	m.data.SetEmptyGauge()
@@ -501,7 +501,7 @@ func (m *metricSystemFilesystemCheckpointCopies) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemCheckpointCopies) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointRotationAttributeValue string) {
+func (m *metricDiskHealthFilesystemCheckpointCopies) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemCheckpointRotationAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -509,20 +509,20 @@ func (m *metricSystemFilesystemCheckpointCopies) recordDataPoint(start pcommon.T
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation) {
-		dp.Attributes().PutStr("system.filesystem.checkpoint.rotation", systemFilesystemCheckpointRotationAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemCheckpointRotation) {
+		dp.Attributes().PutStr("disk_health.filesystem.checkpoint.rotation", diskHealthFilesystemCheckpointRotationAttributeValue)
 	}
 
 	var s string
@@ -555,14 +555,14 @@ func (m *metricSystemFilesystemCheckpointCopies) recordDataPoint(start pcommon.T
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemCheckpointCopies) updateCapacity() {
+func (m *metricDiskHealthFilesystemCheckpointCopies) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemCheckpointCopies) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemCheckpointCopies) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -575,8 +575,8 @@ func (m *metricSystemFilesystemCheckpointCopies) emit(metrics pmetric.MetricSlic
 	}
 }
 
-func newMetricSystemFilesystemCheckpointCopies(cfg SystemFilesystemCheckpointCopiesMetricConfig) metricSystemFilesystemCheckpointCopies {
-	m := metricSystemFilesystemCheckpointCopies{config: cfg}
+func newMetricDiskHealthFilesystemCheckpointCopies(cfg DiskHealthFilesystemCheckpointCopiesMetricConfig) metricDiskHealthFilesystemCheckpointCopies {
+	m := metricDiskHealthFilesystemCheckpointCopies{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -585,16 +585,16 @@ func newMetricSystemFilesystemCheckpointCopies(cfg SystemFilesystemCheckpointCop
 	return m
 }
 
-type metricSystemFilesystemCheckpointDuration struct {
-	data          pmetric.Metric                                 // data buffer for generated metric.
-	config        SystemFilesystemCheckpointDurationMetricConfig // metric config provided by user.
-	capacity      int                                            // max observed number of data points added to the metric.
-	aggDataPoints []float64                                      // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemCheckpointDuration struct {
+	data          pmetric.Metric                                     // data buffer for generated metric.
+	config        DiskHealthFilesystemCheckpointDurationMetricConfig // metric config provided by user.
+	capacity      int                                                // max observed number of data points added to the metric.
+	aggDataPoints []float64                                          // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.checkpoint.duration metric with initial data.
-func (m *metricSystemFilesystemCheckpointDuration) init() {
-	m.data.SetName("system.filesystem.checkpoint.duration")
+// init fills disk_health.filesystem.checkpoint.duration metric with initial data.
+func (m *metricDiskHealthFilesystemCheckpointDuration) init() {
+	m.data.SetName("disk_health.filesystem.checkpoint.duration")
 	m.data.SetDescription("Time the last checkpoint save took (its write burst), GPU time spent blocked when saves are synchronous. Not in semantic conventions.")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
@@ -602,7 +602,7 @@ func (m *metricSystemFilesystemCheckpointDuration) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemCheckpointDuration) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricDiskHealthFilesystemCheckpointDuration) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -610,16 +610,16 @@ func (m *metricSystemFilesystemCheckpointDuration) recordDataPoint(start pcommon
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointDurationMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointDurationMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointDurationMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 
@@ -653,14 +653,14 @@ func (m *metricSystemFilesystemCheckpointDuration) recordDataPoint(start pcommon
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemCheckpointDuration) updateCapacity() {
+func (m *metricDiskHealthFilesystemCheckpointDuration) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemCheckpointDuration) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemCheckpointDuration) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -673,8 +673,8 @@ func (m *metricSystemFilesystemCheckpointDuration) emit(metrics pmetric.MetricSl
 	}
 }
 
-func newMetricSystemFilesystemCheckpointDuration(cfg SystemFilesystemCheckpointDurationMetricConfig) metricSystemFilesystemCheckpointDuration {
-	m := metricSystemFilesystemCheckpointDuration{config: cfg}
+func newMetricDiskHealthFilesystemCheckpointDuration(cfg DiskHealthFilesystemCheckpointDurationMetricConfig) metricDiskHealthFilesystemCheckpointDuration {
+	m := metricDiskHealthFilesystemCheckpointDuration{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -683,24 +683,24 @@ func newMetricSystemFilesystemCheckpointDuration(cfg SystemFilesystemCheckpointD
 	return m
 }
 
-type metricSystemFilesystemCheckpointHeadroom struct {
-	data          pmetric.Metric                                 // data buffer for generated metric.
-	config        SystemFilesystemCheckpointHeadroomMetricConfig // metric config provided by user.
-	capacity      int                                            // max observed number of data points added to the metric.
-	aggDataPoints []int64                                        // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemCheckpointHeadroom struct {
+	data          pmetric.Metric                                     // data buffer for generated metric.
+	config        DiskHealthFilesystemCheckpointHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                                            // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.checkpoint.headroom metric with initial data.
-func (m *metricSystemFilesystemCheckpointHeadroom) init() {
-	m.data.SetName("system.filesystem.checkpoint.headroom")
-	m.data.SetDescription("Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Free space is the headroom of the binding limit (system.filesystem.domain.binding_limit). Not in semantic conventions.")
+// init fills disk_health.filesystem.checkpoint.headroom metric with initial data.
+func (m *metricDiskHealthFilesystemCheckpointHeadroom) init() {
+	m.data.SetName("disk_health.filesystem.checkpoint.headroom")
+	m.data.SetDescription("Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Free space is the headroom of the binding limit (disk_health.filesystem.domain.binding_limit). Not in semantic conventions.")
 	m.data.SetUnit("By")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemCheckpointHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricDiskHealthFilesystemCheckpointHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -708,16 +708,16 @@ func (m *metricSystemFilesystemCheckpointHeadroom) recordDataPoint(start pcommon
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 
@@ -751,14 +751,14 @@ func (m *metricSystemFilesystemCheckpointHeadroom) recordDataPoint(start pcommon
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemCheckpointHeadroom) updateCapacity() {
+func (m *metricDiskHealthFilesystemCheckpointHeadroom) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemCheckpointHeadroom) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemCheckpointHeadroom) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -771,8 +771,8 @@ func (m *metricSystemFilesystemCheckpointHeadroom) emit(metrics pmetric.MetricSl
 	}
 }
 
-func newMetricSystemFilesystemCheckpointHeadroom(cfg SystemFilesystemCheckpointHeadroomMetricConfig) metricSystemFilesystemCheckpointHeadroom {
-	m := metricSystemFilesystemCheckpointHeadroom{config: cfg}
+func newMetricDiskHealthFilesystemCheckpointHeadroom(cfg DiskHealthFilesystemCheckpointHeadroomMetricConfig) metricDiskHealthFilesystemCheckpointHeadroom {
+	m := metricDiskHealthFilesystemCheckpointHeadroom{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -781,16 +781,16 @@ func newMetricSystemFilesystemCheckpointHeadroom(cfg SystemFilesystemCheckpointH
 	return m
 }
 
-type metricSystemFilesystemCheckpointInterval struct {
-	data          pmetric.Metric                                 // data buffer for generated metric.
-	config        SystemFilesystemCheckpointIntervalMetricConfig // metric config provided by user.
-	capacity      int                                            // max observed number of data points added to the metric.
-	aggDataPoints []float64                                      // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemCheckpointInterval struct {
+	data          pmetric.Metric                                     // data buffer for generated metric.
+	config        DiskHealthFilesystemCheckpointIntervalMetricConfig // metric config provided by user.
+	capacity      int                                                // max observed number of data points added to the metric.
+	aggDataPoints []float64                                          // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.checkpoint.interval metric with initial data.
-func (m *metricSystemFilesystemCheckpointInterval) init() {
-	m.data.SetName("system.filesystem.checkpoint.interval")
+// init fills disk_health.filesystem.checkpoint.interval metric with initial data.
+func (m *metricDiskHealthFilesystemCheckpointInterval) init() {
+	m.data.SetName("disk_health.filesystem.checkpoint.interval")
 	m.data.SetDescription("Median time between the starts of the last checkpoint saves on the domain. Not in semantic conventions.")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
@@ -798,7 +798,7 @@ func (m *metricSystemFilesystemCheckpointInterval) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemCheckpointInterval) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricDiskHealthFilesystemCheckpointInterval) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -806,16 +806,16 @@ func (m *metricSystemFilesystemCheckpointInterval) recordDataPoint(start pcommon
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 
@@ -849,14 +849,14 @@ func (m *metricSystemFilesystemCheckpointInterval) recordDataPoint(start pcommon
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemCheckpointInterval) updateCapacity() {
+func (m *metricDiskHealthFilesystemCheckpointInterval) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemCheckpointInterval) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemCheckpointInterval) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -869,8 +869,8 @@ func (m *metricSystemFilesystemCheckpointInterval) emit(metrics pmetric.MetricSl
 	}
 }
 
-func newMetricSystemFilesystemCheckpointInterval(cfg SystemFilesystemCheckpointIntervalMetricConfig) metricSystemFilesystemCheckpointInterval {
-	m := metricSystemFilesystemCheckpointInterval{config: cfg}
+func newMetricDiskHealthFilesystemCheckpointInterval(cfg DiskHealthFilesystemCheckpointIntervalMetricConfig) metricDiskHealthFilesystemCheckpointInterval {
+	m := metricDiskHealthFilesystemCheckpointInterval{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -879,16 +879,16 @@ func newMetricSystemFilesystemCheckpointInterval(cfg SystemFilesystemCheckpointI
 	return m
 }
 
-type metricSystemFilesystemCheckpointNextSave struct {
-	data          pmetric.Metric                                 // data buffer for generated metric.
-	config        SystemFilesystemCheckpointNextSaveMetricConfig // metric config provided by user.
-	capacity      int                                            // max observed number of data points added to the metric.
-	aggDataPoints []float64                                      // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemCheckpointNextSave struct {
+	data          pmetric.Metric                                     // data buffer for generated metric.
+	config        DiskHealthFilesystemCheckpointNextSaveMetricConfig // metric config provided by user.
+	capacity      int                                                // max observed number of data points added to the metric.
+	aggDataPoints []float64                                          // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.checkpoint.next_save metric with initial data.
-func (m *metricSystemFilesystemCheckpointNextSave) init() {
-	m.data.SetName("system.filesystem.checkpoint.next_save")
+// init fills disk_health.filesystem.checkpoint.next_save metric with initial data.
+func (m *metricDiskHealthFilesystemCheckpointNextSave) init() {
+	m.data.SetName("disk_health.filesystem.checkpoint.next_save")
 	m.data.SetDescription("Time until the next checkpoint save is expected to start (0 when one is due or running). Not in semantic conventions.")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
@@ -896,7 +896,7 @@ func (m *metricSystemFilesystemCheckpointNextSave) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemCheckpointNextSave) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricDiskHealthFilesystemCheckpointNextSave) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -904,16 +904,16 @@ func (m *metricSystemFilesystemCheckpointNextSave) recordDataPoint(start pcommon
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 
@@ -947,14 +947,14 @@ func (m *metricSystemFilesystemCheckpointNextSave) recordDataPoint(start pcommon
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemCheckpointNextSave) updateCapacity() {
+func (m *metricDiskHealthFilesystemCheckpointNextSave) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemCheckpointNextSave) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemCheckpointNextSave) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -967,8 +967,8 @@ func (m *metricSystemFilesystemCheckpointNextSave) emit(metrics pmetric.MetricSl
 	}
 }
 
-func newMetricSystemFilesystemCheckpointNextSave(cfg SystemFilesystemCheckpointNextSaveMetricConfig) metricSystemFilesystemCheckpointNextSave {
-	m := metricSystemFilesystemCheckpointNextSave{config: cfg}
+func newMetricDiskHealthFilesystemCheckpointNextSave(cfg DiskHealthFilesystemCheckpointNextSaveMetricConfig) metricDiskHealthFilesystemCheckpointNextSave {
+	m := metricDiskHealthFilesystemCheckpointNextSave{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -977,16 +977,16 @@ func newMetricSystemFilesystemCheckpointNextSave(cfg SystemFilesystemCheckpointN
 	return m
 }
 
-type metricSystemFilesystemCheckpointSize struct {
-	data          pmetric.Metric                             // data buffer for generated metric.
-	config        SystemFilesystemCheckpointSizeMetricConfig // metric config provided by user.
-	capacity      int                                        // max observed number of data points added to the metric.
-	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemCheckpointSize struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        DiskHealthFilesystemCheckpointSizeMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []int64                                        // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.checkpoint.size metric with initial data.
-func (m *metricSystemFilesystemCheckpointSize) init() {
-	m.data.SetName("system.filesystem.checkpoint.size")
+// init fills disk_health.filesystem.checkpoint.size metric with initial data.
+func (m *metricDiskHealthFilesystemCheckpointSize) init() {
+	m.data.SetName("disk_health.filesystem.checkpoint.size")
 	m.data.SetDescription("Learned size of a checkpoint save (p50 and p90 of the last five), net of the background's growth during it. Not in semantic conventions.")
 	m.data.SetUnit("By")
 	m.data.SetEmptyGauge()
@@ -994,7 +994,7 @@ func (m *metricSystemFilesystemCheckpointSize) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemCheckpointSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointPercentileAttributeValue string) {
+func (m *metricDiskHealthFilesystemCheckpointSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemCheckpointPercentileAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1002,20 +1002,20 @@ func (m *metricSystemFilesystemCheckpointSize) recordDataPoint(start pcommon.Tim
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointSizeMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile) {
-		dp.Attributes().PutStr("system.filesystem.checkpoint.percentile", systemFilesystemCheckpointPercentileAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointSizeMetricAttributeKeyDiskHealthFilesystemCheckpointPercentile) {
+		dp.Attributes().PutStr("disk_health.filesystem.checkpoint.percentile", diskHealthFilesystemCheckpointPercentileAttributeValue)
 	}
 
 	var s string
@@ -1048,14 +1048,14 @@ func (m *metricSystemFilesystemCheckpointSize) recordDataPoint(start pcommon.Tim
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemCheckpointSize) updateCapacity() {
+func (m *metricDiskHealthFilesystemCheckpointSize) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemCheckpointSize) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemCheckpointSize) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -1068,8 +1068,8 @@ func (m *metricSystemFilesystemCheckpointSize) emit(metrics pmetric.MetricSlice)
 	}
 }
 
-func newMetricSystemFilesystemCheckpointSize(cfg SystemFilesystemCheckpointSizeMetricConfig) metricSystemFilesystemCheckpointSize {
-	m := metricSystemFilesystemCheckpointSize{config: cfg}
+func newMetricDiskHealthFilesystemCheckpointSize(cfg DiskHealthFilesystemCheckpointSizeMetricConfig) metricDiskHealthFilesystemCheckpointSize {
+	m := metricDiskHealthFilesystemCheckpointSize{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1078,16 +1078,16 @@ func newMetricSystemFilesystemCheckpointSize(cfg SystemFilesystemCheckpointSizeM
 	return m
 }
 
-type metricSystemFilesystemCheckpointState struct {
-	data          pmetric.Metric                              // data buffer for generated metric.
-	config        SystemFilesystemCheckpointStateMetricConfig // metric config provided by user.
-	capacity      int                                         // max observed number of data points added to the metric.
-	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemCheckpointState struct {
+	data          pmetric.Metric                                  // data buffer for generated metric.
+	config        DiskHealthFilesystemCheckpointStateMetricConfig // metric config provided by user.
+	capacity      int                                             // max observed number of data points added to the metric.
+	aggDataPoints []int64                                         // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.checkpoint.state metric with initial data.
-func (m *metricSystemFilesystemCheckpointState) init() {
-	m.data.SetName("system.filesystem.checkpoint.state")
+// init fills disk_health.filesystem.checkpoint.state metric with initial data.
+func (m *metricDiskHealthFilesystemCheckpointState) init() {
+	m.data.SetName("disk_health.filesystem.checkpoint.state")
 	m.data.SetDescription("Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). A domain whose learned pattern is lost stays on state learning (the other checkpoint metrics stop) and a disk_health.checkpoint.relearning event says why, once; a domain that never had a pattern has no checkpoint series, unless another writer fills it before a save could come: then the state set is on will_fail alone, with its event. Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
@@ -1097,7 +1097,7 @@ func (m *metricSystemFilesystemCheckpointState) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemCheckpointState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointStateAttributeValue string) {
+func (m *metricDiskHealthFilesystemCheckpointState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemCheckpointStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1105,20 +1105,20 @@ func (m *metricSystemFilesystemCheckpointState) recordDataPoint(start pcommon.Ti
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointStateMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState) {
-		dp.Attributes().PutStr("system.filesystem.checkpoint.state", systemFilesystemCheckpointStateAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointStateMetricAttributeKeyDiskHealthFilesystemCheckpointState) {
+		dp.Attributes().PutStr("disk_health.filesystem.checkpoint.state", diskHealthFilesystemCheckpointStateAttributeValue)
 	}
 
 	var s string
@@ -1151,14 +1151,14 @@ func (m *metricSystemFilesystemCheckpointState) recordDataPoint(start pcommon.Ti
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemCheckpointState) updateCapacity() {
+func (m *metricDiskHealthFilesystemCheckpointState) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemCheckpointState) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemCheckpointState) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -1171,8 +1171,8 @@ func (m *metricSystemFilesystemCheckpointState) emit(metrics pmetric.MetricSlice
 	}
 }
 
-func newMetricSystemFilesystemCheckpointState(cfg SystemFilesystemCheckpointStateMetricConfig) metricSystemFilesystemCheckpointState {
-	m := metricSystemFilesystemCheckpointState{config: cfg}
+func newMetricDiskHealthFilesystemCheckpointState(cfg DiskHealthFilesystemCheckpointStateMetricConfig) metricDiskHealthFilesystemCheckpointState {
+	m := metricDiskHealthFilesystemCheckpointState{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1181,16 +1181,16 @@ func newMetricSystemFilesystemCheckpointState(cfg SystemFilesystemCheckpointStat
 	return m
 }
 
-type metricSystemFilesystemCheckpointThroughput struct {
-	data          pmetric.Metric                                   // data buffer for generated metric.
-	config        SystemFilesystemCheckpointThroughputMetricConfig // metric config provided by user.
-	capacity      int                                              // max observed number of data points added to the metric.
-	aggDataPoints []float64                                        // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemCheckpointThroughput struct {
+	data          pmetric.Metric                                       // data buffer for generated metric.
+	config        DiskHealthFilesystemCheckpointThroughputMetricConfig // metric config provided by user.
+	capacity      int                                                  // max observed number of data points added to the metric.
+	aggDataPoints []float64                                            // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.checkpoint.throughput metric with initial data.
-func (m *metricSystemFilesystemCheckpointThroughput) init() {
-	m.data.SetName("system.filesystem.checkpoint.throughput")
+// init fills disk_health.filesystem.checkpoint.throughput metric with initial data.
+func (m *metricDiskHealthFilesystemCheckpointThroughput) init() {
+	m.data.SetName("disk_health.filesystem.checkpoint.throughput")
 	m.data.SetDescription("Write rate of the last checkpoint save (its size over its duration). Not in semantic conventions.")
 	m.data.SetUnit("By/s")
 	m.data.SetEmptyGauge()
@@ -1198,7 +1198,7 @@ func (m *metricSystemFilesystemCheckpointThroughput) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemCheckpointThroughput) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricDiskHealthFilesystemCheckpointThroughput) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1206,16 +1206,16 @@ func (m *metricSystemFilesystemCheckpointThroughput) recordDataPoint(start pcomm
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 
@@ -1249,14 +1249,14 @@ func (m *metricSystemFilesystemCheckpointThroughput) recordDataPoint(start pcomm
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemCheckpointThroughput) updateCapacity() {
+func (m *metricDiskHealthFilesystemCheckpointThroughput) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemCheckpointThroughput) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemCheckpointThroughput) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -1269,8 +1269,8 @@ func (m *metricSystemFilesystemCheckpointThroughput) emit(metrics pmetric.Metric
 	}
 }
 
-func newMetricSystemFilesystemCheckpointThroughput(cfg SystemFilesystemCheckpointThroughputMetricConfig) metricSystemFilesystemCheckpointThroughput {
-	m := metricSystemFilesystemCheckpointThroughput{config: cfg}
+func newMetricDiskHealthFilesystemCheckpointThroughput(cfg DiskHealthFilesystemCheckpointThroughputMetricConfig) metricDiskHealthFilesystemCheckpointThroughput {
+	m := metricDiskHealthFilesystemCheckpointThroughput{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1279,16 +1279,16 @@ func newMetricSystemFilesystemCheckpointThroughput(cfg SystemFilesystemCheckpoin
 	return m
 }
 
-type metricSystemFilesystemCheckpointWriter struct {
-	data          pmetric.Metric                               // data buffer for generated metric.
-	config        SystemFilesystemCheckpointWriterMetricConfig // metric config provided by user.
-	capacity      int                                          // max observed number of data points added to the metric.
-	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemCheckpointWriter struct {
+	data          pmetric.Metric                                   // data buffer for generated metric.
+	config        DiskHealthFilesystemCheckpointWriterMetricConfig // metric config provided by user.
+	capacity      int                                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                                          // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.checkpoint.writer metric with initial data.
-func (m *metricSystemFilesystemCheckpointWriter) init() {
-	m.data.SetName("system.filesystem.checkpoint.writer")
+// init fills disk_health.filesystem.checkpoint.writer metric with initial data.
+func (m *metricDiskHealthFilesystemCheckpointWriter) init() {
+	m.data.SetName("disk_health.filesystem.checkpoint.writer")
 	m.data.SetDescription("The cgroup (and, where its path names them, the pod and container) that wrote the domain's last attributed checkpoint save: 1 on one series per domain, emitted with the other checkpoint metrics once a writer has been named. Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
@@ -1296,7 +1296,7 @@ func (m *metricSystemFilesystemCheckpointWriter) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemCheckpointWriter) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, cgroupPathAttributeValue string, k8sPodUIDAttributeValue string, containerIDAttributeValue string) {
+func (m *metricDiskHealthFilesystemCheckpointWriter) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, cgroupPathAttributeValue string, k8sPodUIDAttributeValue string, containerIDAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1304,25 +1304,25 @@ func (m *metricSystemFilesystemCheckpointWriter) recordDataPoint(start pcommon.T
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointWriterMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeyCgroupPath) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyCgroupPath) {
 		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID) {
 		dp.Attributes().PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeyContainerID) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemCheckpointWriterMetricAttributeKeyContainerID) {
 		dp.Attributes().PutStr("container.id", containerIDAttributeValue)
 	}
 
@@ -1356,14 +1356,14 @@ func (m *metricSystemFilesystemCheckpointWriter) recordDataPoint(start pcommon.T
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemCheckpointWriter) updateCapacity() {
+func (m *metricDiskHealthFilesystemCheckpointWriter) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemCheckpointWriter) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemCheckpointWriter) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -1376,8 +1376,8 @@ func (m *metricSystemFilesystemCheckpointWriter) emit(metrics pmetric.MetricSlic
 	}
 }
 
-func newMetricSystemFilesystemCheckpointWriter(cfg SystemFilesystemCheckpointWriterMetricConfig) metricSystemFilesystemCheckpointWriter {
-	m := metricSystemFilesystemCheckpointWriter{config: cfg}
+func newMetricDiskHealthFilesystemCheckpointWriter(cfg DiskHealthFilesystemCheckpointWriterMetricConfig) metricDiskHealthFilesystemCheckpointWriter {
+	m := metricDiskHealthFilesystemCheckpointWriter{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1386,16 +1386,16 @@ func newMetricSystemFilesystemCheckpointWriter(cfg SystemFilesystemCheckpointWri
 	return m
 }
 
-type metricSystemFilesystemDomainBindingLimit struct {
-	data          pmetric.Metric                                 // data buffer for generated metric.
-	config        SystemFilesystemDomainBindingLimitMetricConfig // metric config provided by user.
-	capacity      int                                            // max observed number of data points added to the metric.
-	aggDataPoints []int64                                        // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemDomainBindingLimit struct {
+	data          pmetric.Metric                                     // data buffer for generated metric.
+	config        DiskHealthFilesystemDomainBindingLimitMetricConfig // metric config provided by user.
+	capacity      int                                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                                            // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.domain.binding_limit metric with initial data.
-func (m *metricSystemFilesystemDomainBindingLimit) init() {
-	m.data.SetName("system.filesystem.domain.binding_limit")
+// init fills disk_health.filesystem.domain.binding_limit metric with initial data.
+func (m *metricDiskHealthFilesystemDomainBindingLimit) init() {
+	m.data.SetName("disk_health.filesystem.domain.binding_limit")
 	m.data.SetDescription("Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
@@ -1405,7 +1405,7 @@ func (m *metricSystemFilesystemDomainBindingLimit) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemDomainBindingLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue string) {
+func (m *metricDiskHealthFilesystemDomainBindingLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemLimitNameAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1413,20 +1413,20 @@ func (m *metricSystemFilesystemDomainBindingLimit) recordDataPoint(start pcommon
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName) {
-		dp.Attributes().PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainBindingLimitMetricAttributeKeyDiskHealthFilesystemLimitName) {
+		dp.Attributes().PutStr("disk_health.filesystem.limit.name", diskHealthFilesystemLimitNameAttributeValue)
 	}
 
 	var s string
@@ -1459,14 +1459,14 @@ func (m *metricSystemFilesystemDomainBindingLimit) recordDataPoint(start pcommon
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemDomainBindingLimit) updateCapacity() {
+func (m *metricDiskHealthFilesystemDomainBindingLimit) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemDomainBindingLimit) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemDomainBindingLimit) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -1479,8 +1479,8 @@ func (m *metricSystemFilesystemDomainBindingLimit) emit(metrics pmetric.MetricSl
 	}
 }
 
-func newMetricSystemFilesystemDomainBindingLimit(cfg SystemFilesystemDomainBindingLimitMetricConfig) metricSystemFilesystemDomainBindingLimit {
-	m := metricSystemFilesystemDomainBindingLimit{config: cfg}
+func newMetricDiskHealthFilesystemDomainBindingLimit(cfg DiskHealthFilesystemDomainBindingLimitMetricConfig) metricDiskHealthFilesystemDomainBindingLimit {
+	m := metricDiskHealthFilesystemDomainBindingLimit{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1489,16 +1489,16 @@ func newMetricSystemFilesystemDomainBindingLimit(cfg SystemFilesystemDomainBindi
 	return m
 }
 
-type metricSystemFilesystemDomainHeadroom struct {
-	data          pmetric.Metric                             // data buffer for generated metric.
-	config        SystemFilesystemDomainHeadroomMetricConfig // metric config provided by user.
-	capacity      int                                        // max observed number of data points added to the metric.
-	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemDomainHeadroom struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        DiskHealthFilesystemDomainHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []int64                                        // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.domain.headroom metric with initial data.
-func (m *metricSystemFilesystemDomainHeadroom) init() {
-	m.data.SetName("system.filesystem.domain.headroom")
+// init fills disk_health.filesystem.domain.headroom metric with initial data.
+func (m *metricDiskHealthFilesystemDomainHeadroom) init() {
+	m.data.SetName("disk_health.filesystem.domain.headroom")
 	m.data.SetDescription("Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): free_blocks always; the kubelet's eviction thresholds on its nodefs and imagefs. The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.")
 	m.data.SetUnit("By")
 	m.data.SetEmptyGauge()
@@ -1506,7 +1506,7 @@ func (m *metricSystemFilesystemDomainHeadroom) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemDomainHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue string) {
+func (m *metricDiskHealthFilesystemDomainHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemLimitNameAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1514,20 +1514,20 @@ func (m *metricSystemFilesystemDomainHeadroom) recordDataPoint(start pcommon.Tim
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainHeadroomMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName) {
-		dp.Attributes().PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainHeadroomMetricAttributeKeyDiskHealthFilesystemLimitName) {
+		dp.Attributes().PutStr("disk_health.filesystem.limit.name", diskHealthFilesystemLimitNameAttributeValue)
 	}
 
 	var s string
@@ -1560,14 +1560,14 @@ func (m *metricSystemFilesystemDomainHeadroom) recordDataPoint(start pcommon.Tim
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemDomainHeadroom) updateCapacity() {
+func (m *metricDiskHealthFilesystemDomainHeadroom) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemDomainHeadroom) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemDomainHeadroom) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -1580,8 +1580,8 @@ func (m *metricSystemFilesystemDomainHeadroom) emit(metrics pmetric.MetricSlice)
 	}
 }
 
-func newMetricSystemFilesystemDomainHeadroom(cfg SystemFilesystemDomainHeadroomMetricConfig) metricSystemFilesystemDomainHeadroom {
-	m := metricSystemFilesystemDomainHeadroom{config: cfg}
+func newMetricDiskHealthFilesystemDomainHeadroom(cfg DiskHealthFilesystemDomainHeadroomMetricConfig) metricDiskHealthFilesystemDomainHeadroom {
+	m := metricDiskHealthFilesystemDomainHeadroom{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1590,16 +1590,16 @@ func newMetricSystemFilesystemDomainHeadroom(cfg SystemFilesystemDomainHeadroomM
 	return m
 }
 
-type metricSystemFilesystemDomainInodesHeadroom struct {
-	data          pmetric.Metric                                   // data buffer for generated metric.
-	config        SystemFilesystemDomainInodesHeadroomMetricConfig // metric config provided by user.
-	capacity      int                                              // max observed number of data points added to the metric.
-	aggDataPoints []int64                                          // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemDomainInodesHeadroom struct {
+	data          pmetric.Metric                                       // data buffer for generated metric.
+	config        DiskHealthFilesystemDomainInodesHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                                  // max observed number of data points added to the metric.
+	aggDataPoints []int64                                              // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.domain.inodes.headroom metric with initial data.
-func (m *metricSystemFilesystemDomainInodesHeadroom) init() {
-	m.data.SetName("system.filesystem.domain.inodes.headroom")
+// init fills disk_health.filesystem.domain.inodes.headroom metric with initial data.
+func (m *metricDiskHealthFilesystemDomainInodesHeadroom) init() {
+	m.data.SetName("disk_health.filesystem.domain.inodes.headroom")
 	m.data.SetDescription("Inodes that can still be created on the kubelet's nodefs before nodefs.inodesFree falls below its hard (and soft) eviction threshold. Not in semantic conventions.")
 	m.data.SetUnit("{inode}")
 	m.data.SetEmptyGauge()
@@ -1607,7 +1607,7 @@ func (m *metricSystemFilesystemDomainInodesHeadroom) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemDomainInodesHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue string) {
+func (m *metricDiskHealthFilesystemDomainInodesHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemLimitNameAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1615,20 +1615,20 @@ func (m *metricSystemFilesystemDomainInodesHeadroom) recordDataPoint(start pcomm
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName) {
-		dp.Attributes().PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemLimitName) {
+		dp.Attributes().PutStr("disk_health.filesystem.limit.name", diskHealthFilesystemLimitNameAttributeValue)
 	}
 
 	var s string
@@ -1661,14 +1661,14 @@ func (m *metricSystemFilesystemDomainInodesHeadroom) recordDataPoint(start pcomm
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemDomainInodesHeadroom) updateCapacity() {
+func (m *metricDiskHealthFilesystemDomainInodesHeadroom) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemDomainInodesHeadroom) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemDomainInodesHeadroom) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -1681,8 +1681,8 @@ func (m *metricSystemFilesystemDomainInodesHeadroom) emit(metrics pmetric.Metric
 	}
 }
 
-func newMetricSystemFilesystemDomainInodesHeadroom(cfg SystemFilesystemDomainInodesHeadroomMetricConfig) metricSystemFilesystemDomainInodesHeadroom {
-	m := metricSystemFilesystemDomainInodesHeadroom{config: cfg}
+func newMetricDiskHealthFilesystemDomainInodesHeadroom(cfg DiskHealthFilesystemDomainInodesHeadroomMetricConfig) metricDiskHealthFilesystemDomainInodesHeadroom {
+	m := metricDiskHealthFilesystemDomainInodesHeadroom{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1691,16 +1691,16 @@ func newMetricSystemFilesystemDomainInodesHeadroom(cfg SystemFilesystemDomainIno
 	return m
 }
 
-type metricSystemFilesystemDomainLimit struct {
-	data          pmetric.Metric                          // data buffer for generated metric.
-	config        SystemFilesystemDomainLimitMetricConfig // metric config provided by user.
-	capacity      int                                     // max observed number of data points added to the metric.
-	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemDomainLimit struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        DiskHealthFilesystemDomainLimitMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.domain.limit metric with initial data.
-func (m *metricSystemFilesystemDomainLimit) init() {
-	m.data.SetName("system.filesystem.domain.limit")
+// init fills disk_health.filesystem.domain.limit metric with initial data.
+func (m *metricDiskHealthFilesystemDomainLimit) init() {
+	m.data.SetName("disk_health.filesystem.domain.limit")
 	m.data.SetDescription("Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
@@ -1710,7 +1710,7 @@ func (m *metricSystemFilesystemDomainLimit) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemDomainLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricDiskHealthFilesystemDomainLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1718,16 +1718,16 @@ func (m *metricSystemFilesystemDomainLimit) recordDataPoint(start pcommon.Timest
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainLimitMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainLimitMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainLimitMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainLimitMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 
@@ -1761,14 +1761,14 @@ func (m *metricSystemFilesystemDomainLimit) recordDataPoint(start pcommon.Timest
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemDomainLimit) updateCapacity() {
+func (m *metricDiskHealthFilesystemDomainLimit) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemDomainLimit) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemDomainLimit) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -1781,8 +1781,8 @@ func (m *metricSystemFilesystemDomainLimit) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricSystemFilesystemDomainLimit(cfg SystemFilesystemDomainLimitMetricConfig) metricSystemFilesystemDomainLimit {
-	m := metricSystemFilesystemDomainLimit{config: cfg}
+func newMetricDiskHealthFilesystemDomainLimit(cfg DiskHealthFilesystemDomainLimitMetricConfig) metricDiskHealthFilesystemDomainLimit {
+	m := metricDiskHealthFilesystemDomainLimit{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1791,16 +1791,16 @@ func newMetricSystemFilesystemDomainLimit(cfg SystemFilesystemDomainLimitMetricC
 	return m
 }
 
-type metricSystemFilesystemDomainMounts struct {
-	data          pmetric.Metric                           // data buffer for generated metric.
-	config        SystemFilesystemDomainMountsMetricConfig // metric config provided by user.
-	capacity      int                                      // max observed number of data points added to the metric.
-	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemDomainMounts struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        DiskHealthFilesystemDomainMountsMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.domain.mounts metric with initial data.
-func (m *metricSystemFilesystemDomainMounts) init() {
-	m.data.SetName("system.filesystem.domain.mounts")
+// init fills disk_health.filesystem.domain.mounts metric with initial data.
+func (m *metricDiskHealthFilesystemDomainMounts) init() {
+	m.data.SetName("disk_health.filesystem.domain.mounts")
 	m.data.SetDescription("Mounts reported on the domain in this scrape (after the filters and the duplicates setting). Not in semantic conventions.")
 	m.data.SetUnit("{mount}")
 	m.data.SetEmptySum()
@@ -1810,7 +1810,7 @@ func (m *metricSystemFilesystemDomainMounts) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemDomainMounts) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricDiskHealthFilesystemDomainMounts) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1818,16 +1818,16 @@ func (m *metricSystemFilesystemDomainMounts) recordDataPoint(start pcommon.Times
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainMountsMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainMountsMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainMountsMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainMountsMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 
@@ -1861,14 +1861,14 @@ func (m *metricSystemFilesystemDomainMounts) recordDataPoint(start pcommon.Times
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemDomainMounts) updateCapacity() {
+func (m *metricDiskHealthFilesystemDomainMounts) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemDomainMounts) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemDomainMounts) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -1881,8 +1881,8 @@ func (m *metricSystemFilesystemDomainMounts) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricSystemFilesystemDomainMounts(cfg SystemFilesystemDomainMountsMetricConfig) metricSystemFilesystemDomainMounts {
-	m := metricSystemFilesystemDomainMounts{config: cfg}
+func newMetricDiskHealthFilesystemDomainMounts(cfg DiskHealthFilesystemDomainMountsMetricConfig) metricDiskHealthFilesystemDomainMounts {
+	m := metricDiskHealthFilesystemDomainMounts{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1891,24 +1891,24 @@ func newMetricSystemFilesystemDomainMounts(cfg SystemFilesystemDomainMountsMetri
 	return m
 }
 
-type metricSystemFilesystemDomainTimeToFull struct {
-	data          pmetric.Metric                               // data buffer for generated metric.
-	config        SystemFilesystemDomainTimeToFullMetricConfig // metric config provided by user.
-	capacity      int                                          // max observed number of data points added to the metric.
-	aggDataPoints []float64                                    // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemDomainTimeToFull struct {
+	data          pmetric.Metric                                   // data buffer for generated metric.
+	config        DiskHealthFilesystemDomainTimeToFullMetricConfig // metric config provided by user.
+	capacity      int                                              // max observed number of data points added to the metric.
+	aggDataPoints []float64                                        // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.domain.time_to_full metric with initial data.
-func (m *metricSystemFilesystemDomainTimeToFull) init() {
-	m.data.SetName("system.filesystem.domain.time_to_full")
-	m.data.SetDescription("system.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.")
+// init fills disk_health.filesystem.domain.time_to_full metric with initial data.
+func (m *metricDiskHealthFilesystemDomainTimeToFull) init() {
+	m.data.SetName("disk_health.filesystem.domain.time_to_full")
+	m.data.SetDescription("disk_health.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemDomainTimeToFull) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricDiskHealthFilesystemDomainTimeToFull) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1916,16 +1916,16 @@ func (m *metricSystemFilesystemDomainTimeToFull) recordDataPoint(start pcommon.T
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 
@@ -1959,14 +1959,14 @@ func (m *metricSystemFilesystemDomainTimeToFull) recordDataPoint(start pcommon.T
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemDomainTimeToFull) updateCapacity() {
+func (m *metricDiskHealthFilesystemDomainTimeToFull) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemDomainTimeToFull) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemDomainTimeToFull) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -1979,8 +1979,8 @@ func (m *metricSystemFilesystemDomainTimeToFull) emit(metrics pmetric.MetricSlic
 	}
 }
 
-func newMetricSystemFilesystemDomainTimeToFull(cfg SystemFilesystemDomainTimeToFullMetricConfig) metricSystemFilesystemDomainTimeToFull {
-	m := metricSystemFilesystemDomainTimeToFull{config: cfg}
+func newMetricDiskHealthFilesystemDomainTimeToFull(cfg DiskHealthFilesystemDomainTimeToFullMetricConfig) metricDiskHealthFilesystemDomainTimeToFull {
+	m := metricDiskHealthFilesystemDomainTimeToFull{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1989,16 +1989,16 @@ func newMetricSystemFilesystemDomainTimeToFull(cfg SystemFilesystemDomainTimeToF
 	return m
 }
 
-type metricSystemFilesystemDomainUsage struct {
-	data          pmetric.Metric                          // data buffer for generated metric.
-	config        SystemFilesystemDomainUsageMetricConfig // metric config provided by user.
-	capacity      int                                     // max observed number of data points added to the metric.
-	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemDomainUsage struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        DiskHealthFilesystemDomainUsageMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.domain.usage metric with initial data.
-func (m *metricSystemFilesystemDomainUsage) init() {
-	m.data.SetName("system.filesystem.domain.usage")
+// init fills disk_health.filesystem.domain.usage metric with initial data.
+func (m *metricDiskHealthFilesystemDomainUsage) init() {
+	m.data.SetName("disk_health.filesystem.domain.usage")
 	m.data.SetDescription("Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Not in semantic conventions.")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
@@ -2008,7 +2008,7 @@ func (m *metricSystemFilesystemDomainUsage) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemDomainUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
+func (m *metricDiskHealthFilesystemDomainUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -2016,19 +2016,19 @@ func (m *metricSystemFilesystemDomainUsage) recordDataPoint(start pcommon.Timest
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainUsageMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainUsageMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainUsageMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainUsageMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemDomainUsageMetricAttributeKeySystemFilesystemState) {
 		dp.Attributes().PutStr("system.filesystem.state", systemFilesystemStateAttributeValue)
 	}
 
@@ -2062,14 +2062,14 @@ func (m *metricSystemFilesystemDomainUsage) recordDataPoint(start pcommon.Timest
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemDomainUsage) updateCapacity() {
+func (m *metricDiskHealthFilesystemDomainUsage) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemDomainUsage) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemDomainUsage) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -2082,8 +2082,8 @@ func (m *metricSystemFilesystemDomainUsage) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricSystemFilesystemDomainUsage(cfg SystemFilesystemDomainUsageMetricConfig) metricSystemFilesystemDomainUsage {
-	m := metricSystemFilesystemDomainUsage{config: cfg}
+func newMetricDiskHealthFilesystemDomainUsage(cfg DiskHealthFilesystemDomainUsageMetricConfig) metricDiskHealthFilesystemDomainUsage {
+	m := metricDiskHealthFilesystemDomainUsage{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -2092,16 +2092,16 @@ func newMetricSystemFilesystemDomainUsage(cfg SystemFilesystemDomainUsageMetricC
 	return m
 }
 
-type metricSystemFilesystemInodesUsage struct {
-	data          pmetric.Metric                          // data buffer for generated metric.
-	config        SystemFilesystemInodesUsageMetricConfig // metric config provided by user.
-	capacity      int                                     // max observed number of data points added to the metric.
-	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemInodesUsage struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        DiskHealthFilesystemInodesUsageMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.inodes.usage metric with initial data.
-func (m *metricSystemFilesystemInodesUsage) init() {
-	m.data.SetName("system.filesystem.inodes.usage")
+// init fills disk_health.filesystem.inodes.usage metric with initial data.
+func (m *metricDiskHealthFilesystemInodesUsage) init() {
+	m.data.SetName("disk_health.filesystem.inodes.usage")
 	m.data.SetDescription("Inodes used / free (df -i). Not in semantic conventions (hostmetrics name). Absent for filesystems without a fixed inode count (btrfs).")
 	m.data.SetUnit("{inode}")
 	m.data.SetEmptySum()
@@ -2111,7 +2111,7 @@ func (m *metricSystemFilesystemInodesUsage) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemInodesUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
+func (m *metricDiskHealthFilesystemInodesUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -2119,25 +2119,25 @@ func (m *metricSystemFilesystemInodesUsage) recordDataPoint(start pcommon.Timest
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemInodesUsageMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemInodesUsageMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode) {
 		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint) {
 		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemInodesUsageMetricAttributeKeySystemFilesystemState) {
 		dp.Attributes().PutStr("system.filesystem.state", systemFilesystemStateAttributeValue)
 	}
 
@@ -2171,14 +2171,14 @@ func (m *metricSystemFilesystemInodesUsage) recordDataPoint(start pcommon.Timest
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemInodesUsage) updateCapacity() {
+func (m *metricDiskHealthFilesystemInodesUsage) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemInodesUsage) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemInodesUsage) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -2191,8 +2191,8 @@ func (m *metricSystemFilesystemInodesUsage) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricSystemFilesystemInodesUsage(cfg SystemFilesystemInodesUsageMetricConfig) metricSystemFilesystemInodesUsage {
-	m := metricSystemFilesystemInodesUsage{config: cfg}
+func newMetricDiskHealthFilesystemInodesUsage(cfg DiskHealthFilesystemInodesUsageMetricConfig) metricDiskHealthFilesystemInodesUsage {
+	m := metricDiskHealthFilesystemInodesUsage{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -2201,16 +2201,16 @@ func newMetricSystemFilesystemInodesUsage(cfg SystemFilesystemInodesUsageMetricC
 	return m
 }
 
-type metricSystemFilesystemInodesUtilization struct {
-	data          pmetric.Metric                                // data buffer for generated metric.
-	config        SystemFilesystemInodesUtilizationMetricConfig // metric config provided by user.
-	capacity      int                                           // max observed number of data points added to the metric.
-	aggDataPoints []float64                                     // slice containing number of aggregated datapoints at each index
+type metricDiskHealthFilesystemInodesUtilization struct {
+	data          pmetric.Metric                                    // data buffer for generated metric.
+	config        DiskHealthFilesystemInodesUtilizationMetricConfig // metric config provided by user.
+	capacity      int                                               // max observed number of data points added to the metric.
+	aggDataPoints []float64                                         // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.filesystem.inodes.utilization metric with initial data.
-func (m *metricSystemFilesystemInodesUtilization) init() {
-	m.data.SetName("system.filesystem.inodes.utilization")
+// init fills disk_health.filesystem.inodes.utilization metric with initial data.
+func (m *metricDiskHealthFilesystemInodesUtilization) init() {
+	m.data.SetName("disk_health.filesystem.inodes.utilization")
 	m.data.SetDescription("Share of inodes in use, 0–1 (df -i IUse%). Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
@@ -2218,7 +2218,7 @@ func (m *metricSystemFilesystemInodesUtilization) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemInodesUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricDiskHealthFilesystemInodesUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -2226,22 +2226,22 @@ func (m *metricSystemFilesystemInodesUtilization) recordDataPoint(start pcommon.
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemInodesUtilizationMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemInodesUtilizationMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode) {
 		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint) {
 		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 
@@ -2275,14 +2275,14 @@ func (m *metricSystemFilesystemInodesUtilization) recordDataPoint(start pcommon.
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemInodesUtilization) updateCapacity() {
+func (m *metricDiskHealthFilesystemInodesUtilization) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemInodesUtilization) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthFilesystemInodesUtilization) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -2295,8 +2295,1442 @@ func (m *metricSystemFilesystemInodesUtilization) emit(metrics pmetric.MetricSli
 	}
 }
 
-func newMetricSystemFilesystemInodesUtilization(cfg SystemFilesystemInodesUtilizationMetricConfig) metricSystemFilesystemInodesUtilization {
-	m := metricSystemFilesystemInodesUtilization{config: cfg}
+func newMetricDiskHealthFilesystemInodesUtilization(cfg DiskHealthFilesystemInodesUtilizationMetricConfig) metricDiskHealthFilesystemInodesUtilization {
+	m := metricDiskHealthFilesystemInodesUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemProjectCheckpointCopies struct {
+	data          pmetric.Metric                                          // data buffer for generated metric.
+	config        DiskHealthFilesystemProjectCheckpointCopiesMetricConfig // metric config provided by user.
+	capacity      int                                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.filesystem.project.checkpoint.copies metric with initial data.
+func (m *metricDiskHealthFilesystemProjectCheckpointCopies) init() {
+	m.data.SetName("disk_health.filesystem.project.checkpoint.copies")
+	m.data.SetDescription("disk_health.filesystem.checkpoint.copies of a project directory with a hard block quota: the copies its job keeps, with the rotation pattern, learned by the directory's own learner. Emitted once known. Not in semantic conventions.")
+	m.data.SetUnit("{copy}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthFilesystemProjectCheckpointCopies) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string, diskHealthFilesystemCheckpointRotationAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectID) {
+		dp.Attributes().PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectName) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointCopiesMetricAttributeKeyDiskHealthFilesystemCheckpointRotation) {
+		dp.Attributes().PutStr("disk_health.filesystem.checkpoint.rotation", diskHealthFilesystemCheckpointRotationAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemProjectCheckpointCopies) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemProjectCheckpointCopies) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemProjectCheckpointCopies(cfg DiskHealthFilesystemProjectCheckpointCopiesMetricConfig) metricDiskHealthFilesystemProjectCheckpointCopies {
+	m := metricDiskHealthFilesystemProjectCheckpointCopies{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemProjectCheckpointHeadroom struct {
+	data          pmetric.Metric                                            // data buffer for generated metric.
+	config        DiskHealthFilesystemProjectCheckpointHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                                       // max observed number of data points added to the metric.
+	aggDataPoints []int64                                                   // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.filesystem.project.checkpoint.headroom metric with initial data.
+func (m *metricDiskHealthFilesystemProjectCheckpointHeadroom) init() {
+	m.data.SetName("disk_health.filesystem.project.checkpoint.headroom")
+	m.data.SetDescription("disk_health.filesystem.checkpoint.headroom of a project directory with a hard block quota: its own checkpoint learner, fed with the directory's usage and headroom, predicts the next save against the quota (EDQUOT; XFS says ENOSPC) or the filesystem, whichever binds first. Emitted once a save pattern is learned. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthFilesystemProjectCheckpointHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectID) {
+		dp.Attributes().PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectName) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointHeadroomMetricAttributeKeyDiskHealthFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemProjectCheckpointHeadroom) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemProjectCheckpointHeadroom) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemProjectCheckpointHeadroom(cfg DiskHealthFilesystemProjectCheckpointHeadroomMetricConfig) metricDiskHealthFilesystemProjectCheckpointHeadroom {
+	m := metricDiskHealthFilesystemProjectCheckpointHeadroom{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemProjectCheckpointSize struct {
+	data          pmetric.Metric                                        // data buffer for generated metric.
+	config        DiskHealthFilesystemProjectCheckpointSizeMetricConfig // metric config provided by user.
+	capacity      int                                                   // max observed number of data points added to the metric.
+	aggDataPoints []int64                                               // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.filesystem.project.checkpoint.size metric with initial data.
+func (m *metricDiskHealthFilesystemProjectCheckpointSize) init() {
+	m.data.SetName("disk_health.filesystem.project.checkpoint.size")
+	m.data.SetDescription("disk_health.filesystem.checkpoint.size of a project directory with a hard block quota (p50 and p90 of its last five saves). Emitted once a save pattern is learned. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthFilesystemProjectCheckpointSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string, diskHealthFilesystemCheckpointPercentileAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectID) {
+		dp.Attributes().PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectName) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointSizeMetricAttributeKeyDiskHealthFilesystemCheckpointPercentile) {
+		dp.Attributes().PutStr("disk_health.filesystem.checkpoint.percentile", diskHealthFilesystemCheckpointPercentileAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemProjectCheckpointSize) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemProjectCheckpointSize) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemProjectCheckpointSize(cfg DiskHealthFilesystemProjectCheckpointSizeMetricConfig) metricDiskHealthFilesystemProjectCheckpointSize {
+	m := metricDiskHealthFilesystemProjectCheckpointSize{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemProjectCheckpointState struct {
+	data          pmetric.Metric                                         // data buffer for generated metric.
+	config        DiskHealthFilesystemProjectCheckpointStateMetricConfig // metric config provided by user.
+	capacity      int                                                    // max observed number of data points added to the metric.
+	aggDataPoints []int64                                                // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.filesystem.project.checkpoint.state metric with initial data.
+func (m *metricDiskHealthFilesystemProjectCheckpointState) init() {
+	m.data.SetName("disk_health.filesystem.project.checkpoint.state")
+	m.data.SetDescription("disk_health.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail, learning again after a pattern was lost); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail, once per episode, and a disk_health.checkpoint.relearning event when its pattern is lost. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthFilesystemProjectCheckpointState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string, diskHealthFilesystemCheckpointStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectID) {
+		dp.Attributes().PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectName) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectCheckpointStateMetricAttributeKeyDiskHealthFilesystemCheckpointState) {
+		dp.Attributes().PutStr("disk_health.filesystem.checkpoint.state", diskHealthFilesystemCheckpointStateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemProjectCheckpointState) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemProjectCheckpointState) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemProjectCheckpointState(cfg DiskHealthFilesystemProjectCheckpointStateMetricConfig) metricDiskHealthFilesystemProjectCheckpointState {
+	m := metricDiskHealthFilesystemProjectCheckpointState{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemProjectHeadroom struct {
+	data          pmetric.Metric                                  // data buffer for generated metric.
+	config        DiskHealthFilesystemProjectHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                             // max observed number of data points added to the metric.
+	aggDataPoints []int64                                         // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.filesystem.project.headroom metric with initial data.
+func (m *metricDiskHealthFilesystemProjectHeadroom) init() {
+	m.data.SetName("disk_health.filesystem.project.headroom")
+	m.data.SetDescription("Bytes that can still be written to a project directory: min(its hard block limit − its usage, the headroom of its filesystem's binding limit); the filesystem's alone without a hard limit. Negative once past it. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthFilesystemProjectHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectID) {
+		dp.Attributes().PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectName) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectHeadroomMetricAttributeKeyDiskHealthFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemProjectHeadroom) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemProjectHeadroom) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemProjectHeadroom(cfg DiskHealthFilesystemProjectHeadroomMetricConfig) metricDiskHealthFilesystemProjectHeadroom {
+	m := metricDiskHealthFilesystemProjectHeadroom{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemProjectInodesLimit struct {
+	data          pmetric.Metric                                     // data buffer for generated metric.
+	config        DiskHealthFilesystemProjectInodesLimitMetricConfig // metric config provided by user.
+	capacity      int                                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.filesystem.project.inodes.limit metric with initial data.
+func (m *metricDiskHealthFilesystemProjectInodesLimit) init() {
+	m.data.SetName("disk_health.filesystem.project.inodes.limit")
+	m.data.SetDescription("A project directory's inode quota limits (only those set). Off by default, as inode quotas seldom bind a checkpoint directory and they double the series per project. Not in semantic conventions.")
+	m.data.SetUnit("{inode}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthFilesystemProjectInodesLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string, diskHealthFilesystemProjectLimitTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectID) {
+		dp.Attributes().PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectName) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectInodesLimitMetricAttributeKeyDiskHealthFilesystemProjectLimitType) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.limit.type", diskHealthFilesystemProjectLimitTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemProjectInodesLimit) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemProjectInodesLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemProjectInodesLimit(cfg DiskHealthFilesystemProjectInodesLimitMetricConfig) metricDiskHealthFilesystemProjectInodesLimit {
+	m := metricDiskHealthFilesystemProjectInodesLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemProjectInodesUsage struct {
+	data          pmetric.Metric                                     // data buffer for generated metric.
+	config        DiskHealthFilesystemProjectInodesUsageMetricConfig // metric config provided by user.
+	capacity      int                                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.filesystem.project.inodes.usage metric with initial data.
+func (m *metricDiskHealthFilesystemProjectInodesUsage) init() {
+	m.data.SetName("disk_health.filesystem.project.inodes.usage")
+	m.data.SetDescription("Inodes charged to a project directory's quota. Off by default (see disk_health.filesystem.project.inodes.limit). Not in semantic conventions.")
+	m.data.SetUnit("{inode}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthFilesystemProjectInodesUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectID) {
+		dp.Attributes().PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectName) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectInodesUsageMetricAttributeKeyDiskHealthFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemProjectInodesUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemProjectInodesUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemProjectInodesUsage(cfg DiskHealthFilesystemProjectInodesUsageMetricConfig) metricDiskHealthFilesystemProjectInodesUsage {
+	m := metricDiskHealthFilesystemProjectInodesUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemProjectLimit struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        DiskHealthFilesystemProjectLimitMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.filesystem.project.limit metric with initial data.
+func (m *metricDiskHealthFilesystemProjectLimit) init() {
+	m.data.SetName("disk_health.filesystem.project.limit")
+	m.data.SetDescription("A project directory's block quota limits in bytes (only those set). Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthFilesystemProjectLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string, diskHealthFilesystemProjectLimitTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectID) {
+		dp.Attributes().PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectName) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectLimitMetricAttributeKeyDiskHealthFilesystemProjectLimitType) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.limit.type", diskHealthFilesystemProjectLimitTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemProjectLimit) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemProjectLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemProjectLimit(cfg DiskHealthFilesystemProjectLimitMetricConfig) metricDiskHealthFilesystemProjectLimit {
+	m := metricDiskHealthFilesystemProjectLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemProjectUsage struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        DiskHealthFilesystemProjectUsageMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.filesystem.project.usage metric with initial data.
+func (m *metricDiskHealthFilesystemProjectUsage) init() {
+	m.data.SetName("disk_health.filesystem.project.usage")
+	m.data.SetDescription("Bytes charged to a project directory's quota: what du -sB1 of the tree finds, read from the filesystem's project quota instead of walking it. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthFilesystemProjectUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectID) {
+		dp.Attributes().PutInt("disk_health.filesystem.project.id", diskHealthFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectName) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.name", diskHealthFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectUsageMetricAttributeKeyDiskHealthFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("disk_health.filesystem.project.directory", diskHealthFilesystemProjectDirectoryAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemProjectUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemProjectUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemProjectUsage(cfg DiskHealthFilesystemProjectUsageMetricConfig) metricDiskHealthFilesystemProjectUsage {
+	m := metricDiskHealthFilesystemProjectUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemProjects struct {
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        DiskHealthFilesystemProjectsMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.filesystem.projects metric with initial data.
+func (m *metricDiskHealthFilesystemProjects) init() {
+	m.data.SetName("disk_health.filesystem.projects")
+	m.data.SetDescription("Project quota records on the filesystem (project 0 aside), all of them, however many are reported per project. Not in semantic conventions.")
+	m.data.SetUnit("{project}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthFilesystemProjects) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectsMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectsMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemProjectsMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemProjects) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemProjects) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemProjects(cfg DiskHealthFilesystemProjectsMetricConfig) metricDiskHealthFilesystemProjects {
+	m := metricDiskHealthFilesystemProjects{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemShmHeadroom struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        DiskHealthFilesystemShmHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.filesystem.shm.headroom metric with initial data.
+func (m *metricDiskHealthFilesystemShmHeadroom) init() {
+	m.data.SetName("disk_health.filesystem.shm.headroom")
+	m.data.SetDescription("Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthFilesystemShmHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, diskHealthFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string, diskHealthFilesystemShmBoundAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemShmHeadroomMetricAttributeKeyK8sPodUID) {
+		dp.Attributes().PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemShmHeadroomMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemShmHeadroomMetricAttributeKeyDiskHealthFilesystemShmBound) {
+		dp.Attributes().PutStr("disk_health.filesystem.shm.bound", diskHealthFilesystemShmBoundAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemShmHeadroom) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemShmHeadroom) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemShmHeadroom(cfg DiskHealthFilesystemShmHeadroomMetricConfig) metricDiskHealthFilesystemShmHeadroom {
+	m := metricDiskHealthFilesystemShmHeadroom{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemShmUsage struct {
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        DiskHealthFilesystemShmUsageMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.filesystem.shm.usage metric with initial data.
+func (m *metricDiskHealthFilesystemShmUsage) init() {
+	m.data.SetName("disk_health.filesystem.shm.usage")
+	m.data.SetDescription("Bytes used in a pod's memory-backed emptyDir (tmpfs f_blocks − f_bfree). Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthFilesystemShmUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, diskHealthFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemShmUsageMetricAttributeKeyK8sPodUID) {
+		dp.Attributes().PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemShmUsageMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemShmUsage) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemShmUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemShmUsage(cfg DiskHealthFilesystemShmUsageMetricConfig) metricDiskHealthFilesystemShmUsage {
+	m := metricDiskHealthFilesystemShmUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemStatus struct {
+	data          pmetric.Metric                         // data buffer for generated metric.
+	config        DiskHealthFilesystemStatusMetricConfig // metric config provided by user.
+	capacity      int                                    // max observed number of data points added to the metric.
+	aggDataPoints []int64                                // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.filesystem.status metric with initial data.
+func (m *metricDiskHealthFilesystemStatus) init() {
+	m.data.SetName("disk_health.filesystem.status")
+	m.data.SetDescription("Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthFilesystemStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemStatusAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemStatusMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemStatusMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemStatusMetricAttributeKeyDiskHealthFilesystemStatus) {
+		dp.Attributes().PutStr("status", diskHealthFilesystemStatusAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemStatus) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemStatus) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemStatus(cfg DiskHealthFilesystemStatusMetricConfig) metricDiskHealthFilesystemStatus {
+	m := metricDiskHealthFilesystemStatus{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemTimeToFull struct {
+	data          pmetric.Metric                             // data buffer for generated metric.
+	config        DiskHealthFilesystemTimeToFullMetricConfig // metric config provided by user.
+	capacity      int                                        // max observed number of data points added to the metric.
+	aggDataPoints []float64                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.filesystem.time_to_full metric with initial data.
+func (m *metricDiskHealthFilesystemTimeToFull) init() {
+	m.data.SetName("disk_health.filesystem.time_to_full")
+	m.data.SetDescription("Forecast of the seconds until free space (df's Avail) reaches 0, from a least-squares fit of free bytes over forecast_window. Emitted only while the filesystem is filling and the fit is meaningful. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthFilesystemTimeToFull) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemTimeToFullMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemTimeToFullMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemTimeToFullMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemTimeToFullMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemTimeToFull) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemTimeToFull) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemTimeToFull(cfg DiskHealthFilesystemTimeToFullMetricConfig) metricDiskHealthFilesystemTimeToFull {
+	m := metricDiskHealthFilesystemTimeToFull{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -2324,7 +3758,7 @@ func (m *metricSystemFilesystemLimit) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricSystemFilesystemLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -2335,11 +3769,11 @@ func (m *metricSystemFilesystemLimit) recordDataPoint(start pcommon.Timestamp, t
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode) {
 		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
@@ -2411,1440 +3845,6 @@ func newMetricSystemFilesystemLimit(cfg SystemFilesystemLimitMetricConfig) metri
 	return m
 }
 
-type metricSystemFilesystemProjectCheckpointCopies struct {
-	data          pmetric.Metric                                      // data buffer for generated metric.
-	config        SystemFilesystemProjectCheckpointCopiesMetricConfig // metric config provided by user.
-	capacity      int                                                 // max observed number of data points added to the metric.
-	aggDataPoints []int64                                             // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.filesystem.project.checkpoint.copies metric with initial data.
-func (m *metricSystemFilesystemProjectCheckpointCopies) init() {
-	m.data.SetName("system.filesystem.project.checkpoint.copies")
-	m.data.SetDescription("system.filesystem.checkpoint.copies of a project directory with a hard block quota: the copies its job keeps, with the rotation pattern, learned by the directory's own learner. Emitted once known. Not in semantic conventions.")
-	m.data.SetUnit("{copy}")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemFilesystemProjectCheckpointCopies) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointRotationAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectID) {
-		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectName) {
-		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectDirectory) {
-		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation) {
-		dp.Attributes().PutStr("system.filesystem.checkpoint.rotation", systemFilesystemCheckpointRotationAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemProjectCheckpointCopies) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemProjectCheckpointCopies) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemProjectCheckpointCopies(cfg SystemFilesystemProjectCheckpointCopiesMetricConfig) metricSystemFilesystemProjectCheckpointCopies {
-	m := metricSystemFilesystemProjectCheckpointCopies{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemProjectCheckpointHeadroom struct {
-	data          pmetric.Metric                                        // data buffer for generated metric.
-	config        SystemFilesystemProjectCheckpointHeadroomMetricConfig // metric config provided by user.
-	capacity      int                                                   // max observed number of data points added to the metric.
-	aggDataPoints []int64                                               // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.filesystem.project.checkpoint.headroom metric with initial data.
-func (m *metricSystemFilesystemProjectCheckpointHeadroom) init() {
-	m.data.SetName("system.filesystem.project.checkpoint.headroom")
-	m.data.SetDescription("system.filesystem.checkpoint.headroom of a project directory with a hard block quota: its own checkpoint learner, fed with the directory's usage and headroom, predicts the next save against the quota (EDQUOT; XFS says ENOSPC) or the filesystem, whichever binds first. Emitted once a save pattern is learned. Not in semantic conventions.")
-	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemFilesystemProjectCheckpointHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID) {
-		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName) {
-		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory) {
-		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemProjectCheckpointHeadroom) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemProjectCheckpointHeadroom) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemProjectCheckpointHeadroom(cfg SystemFilesystemProjectCheckpointHeadroomMetricConfig) metricSystemFilesystemProjectCheckpointHeadroom {
-	m := metricSystemFilesystemProjectCheckpointHeadroom{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemProjectCheckpointSize struct {
-	data          pmetric.Metric                                    // data buffer for generated metric.
-	config        SystemFilesystemProjectCheckpointSizeMetricConfig // metric config provided by user.
-	capacity      int                                               // max observed number of data points added to the metric.
-	aggDataPoints []int64                                           // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.filesystem.project.checkpoint.size metric with initial data.
-func (m *metricSystemFilesystemProjectCheckpointSize) init() {
-	m.data.SetName("system.filesystem.project.checkpoint.size")
-	m.data.SetDescription("system.filesystem.checkpoint.size of a project directory with a hard block quota (p50 and p90 of its last five saves). Emitted once a save pattern is learned. Not in semantic conventions.")
-	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemFilesystemProjectCheckpointSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointPercentileAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectID) {
-		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectName) {
-		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectDirectory) {
-		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile) {
-		dp.Attributes().PutStr("system.filesystem.checkpoint.percentile", systemFilesystemCheckpointPercentileAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemProjectCheckpointSize) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemProjectCheckpointSize) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemProjectCheckpointSize(cfg SystemFilesystemProjectCheckpointSizeMetricConfig) metricSystemFilesystemProjectCheckpointSize {
-	m := metricSystemFilesystemProjectCheckpointSize{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemProjectCheckpointState struct {
-	data          pmetric.Metric                                     // data buffer for generated metric.
-	config        SystemFilesystemProjectCheckpointStateMetricConfig // metric config provided by user.
-	capacity      int                                                // max observed number of data points added to the metric.
-	aggDataPoints []int64                                            // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.filesystem.project.checkpoint.state metric with initial data.
-func (m *metricSystemFilesystemProjectCheckpointState) init() {
-	m.data.SetName("system.filesystem.project.checkpoint.state")
-	m.data.SetDescription("system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail, learning again after a pattern was lost); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail, once per episode, and a disk_health.checkpoint.relearning event when its pattern is lost. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemFilesystemProjectCheckpointState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointStateAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID) {
-		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName) {
-		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory) {
-		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState) {
-		dp.Attributes().PutStr("system.filesystem.checkpoint.state", systemFilesystemCheckpointStateAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemProjectCheckpointState) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemProjectCheckpointState) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemProjectCheckpointState(cfg SystemFilesystemProjectCheckpointStateMetricConfig) metricSystemFilesystemProjectCheckpointState {
-	m := metricSystemFilesystemProjectCheckpointState{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemProjectHeadroom struct {
-	data          pmetric.Metric                              // data buffer for generated metric.
-	config        SystemFilesystemProjectHeadroomMetricConfig // metric config provided by user.
-	capacity      int                                         // max observed number of data points added to the metric.
-	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.filesystem.project.headroom metric with initial data.
-func (m *metricSystemFilesystemProjectHeadroom) init() {
-	m.data.SetName("system.filesystem.project.headroom")
-	m.data.SetDescription("Bytes that can still be written to a project directory: min(its hard block limit − its usage, the headroom of its filesystem's binding limit); the filesystem's alone without a hard limit. Negative once past it. Not in semantic conventions.")
-	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemFilesystemProjectHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectID) {
-		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectName) {
-		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectDirectory) {
-		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemProjectHeadroom) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemProjectHeadroom) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemProjectHeadroom(cfg SystemFilesystemProjectHeadroomMetricConfig) metricSystemFilesystemProjectHeadroom {
-	m := metricSystemFilesystemProjectHeadroom{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemProjectInodesLimit struct {
-	data          pmetric.Metric                                 // data buffer for generated metric.
-	config        SystemFilesystemProjectInodesLimitMetricConfig // metric config provided by user.
-	capacity      int                                            // max observed number of data points added to the metric.
-	aggDataPoints []int64                                        // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.filesystem.project.inodes.limit metric with initial data.
-func (m *metricSystemFilesystemProjectInodesLimit) init() {
-	m.data.SetName("system.filesystem.project.inodes.limit")
-	m.data.SetDescription("A project directory's inode quota limits (only those set). Off by default, as inode quotas seldom bind a checkpoint directory and they double the series per project. Not in semantic conventions.")
-	m.data.SetUnit("{inode}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemFilesystemProjectInodesLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectID) {
-		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectName) {
-		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectDirectory) {
-		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectLimitType) {
-		dp.Attributes().PutStr("system.filesystem.project.limit.type", systemFilesystemProjectLimitTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemProjectInodesLimit) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemProjectInodesLimit) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemProjectInodesLimit(cfg SystemFilesystemProjectInodesLimitMetricConfig) metricSystemFilesystemProjectInodesLimit {
-	m := metricSystemFilesystemProjectInodesLimit{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemProjectInodesUsage struct {
-	data          pmetric.Metric                                 // data buffer for generated metric.
-	config        SystemFilesystemProjectInodesUsageMetricConfig // metric config provided by user.
-	capacity      int                                            // max observed number of data points added to the metric.
-	aggDataPoints []int64                                        // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.filesystem.project.inodes.usage metric with initial data.
-func (m *metricSystemFilesystemProjectInodesUsage) init() {
-	m.data.SetName("system.filesystem.project.inodes.usage")
-	m.data.SetDescription("Inodes charged to a project directory's quota. Off by default (see system.filesystem.project.inodes.limit). Not in semantic conventions.")
-	m.data.SetUnit("{inode}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemFilesystemProjectInodesUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectID) {
-		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectName) {
-		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectDirectory) {
-		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemProjectInodesUsage) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemProjectInodesUsage) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemProjectInodesUsage(cfg SystemFilesystemProjectInodesUsageMetricConfig) metricSystemFilesystemProjectInodesUsage {
-	m := metricSystemFilesystemProjectInodesUsage{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemProjectLimit struct {
-	data          pmetric.Metric                           // data buffer for generated metric.
-	config        SystemFilesystemProjectLimitMetricConfig // metric config provided by user.
-	capacity      int                                      // max observed number of data points added to the metric.
-	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.filesystem.project.limit metric with initial data.
-func (m *metricSystemFilesystemProjectLimit) init() {
-	m.data.SetName("system.filesystem.project.limit")
-	m.data.SetDescription("A project directory's block quota limits in bytes (only those set). Not in semantic conventions.")
-	m.data.SetUnit("By")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemFilesystemProjectLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectID) {
-		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectName) {
-		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectDirectory) {
-		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectLimitType) {
-		dp.Attributes().PutStr("system.filesystem.project.limit.type", systemFilesystemProjectLimitTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemProjectLimit) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemProjectLimit) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemProjectLimit(cfg SystemFilesystemProjectLimitMetricConfig) metricSystemFilesystemProjectLimit {
-	m := metricSystemFilesystemProjectLimit{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemProjectUsage struct {
-	data          pmetric.Metric                           // data buffer for generated metric.
-	config        SystemFilesystemProjectUsageMetricConfig // metric config provided by user.
-	capacity      int                                      // max observed number of data points added to the metric.
-	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.filesystem.project.usage metric with initial data.
-func (m *metricSystemFilesystemProjectUsage) init() {
-	m.data.SetName("system.filesystem.project.usage")
-	m.data.SetDescription("Bytes charged to a project directory's quota: what du -sB1 of the tree finds, read from the filesystem's project quota instead of walking it. Not in semantic conventions.")
-	m.data.SetUnit("By")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemFilesystemProjectUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectID) {
-		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectName) {
-		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectDirectory) {
-		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemProjectUsage) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemProjectUsage) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemProjectUsage(cfg SystemFilesystemProjectUsageMetricConfig) metricSystemFilesystemProjectUsage {
-	m := metricSystemFilesystemProjectUsage{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemProjects struct {
-	data          pmetric.Metric                       // data buffer for generated metric.
-	config        SystemFilesystemProjectsMetricConfig // metric config provided by user.
-	capacity      int                                  // max observed number of data points added to the metric.
-	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.filesystem.projects metric with initial data.
-func (m *metricSystemFilesystemProjects) init() {
-	m.data.SetName("system.filesystem.projects")
-	m.data.SetDescription("Project quota records on the filesystem (project 0 aside), all of them, however many are reported per project. Not in semantic conventions.")
-	m.data.SetUnit("{project}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemFilesystemProjects) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectsMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemProjects) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemProjects) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemProjects(cfg SystemFilesystemProjectsMetricConfig) metricSystemFilesystemProjects {
-	m := metricSystemFilesystemProjects{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemShmHeadroom struct {
-	data          pmetric.Metric                          // data buffer for generated metric.
-	config        SystemFilesystemShmHeadroomMetricConfig // metric config provided by user.
-	capacity      int                                     // max observed number of data points added to the metric.
-	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.filesystem.shm.headroom metric with initial data.
-func (m *metricSystemFilesystemShmHeadroom) init() {
-	m.data.SetName("system.filesystem.shm.headroom")
-	m.data.SetDescription("Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.")
-	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemFilesystemShmHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemShmBoundAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID) {
-		dp.Attributes().PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound) {
-		dp.Attributes().PutStr("system.filesystem.shm.bound", systemFilesystemShmBoundAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemShmHeadroom) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemShmHeadroom) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemShmHeadroom(cfg SystemFilesystemShmHeadroomMetricConfig) metricSystemFilesystemShmHeadroom {
-	m := metricSystemFilesystemShmHeadroom{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemShmUsage struct {
-	data          pmetric.Metric                       // data buffer for generated metric.
-	config        SystemFilesystemShmUsageMetricConfig // metric config provided by user.
-	capacity      int                                  // max observed number of data points added to the metric.
-	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.filesystem.shm.usage metric with initial data.
-func (m *metricSystemFilesystemShmUsage) init() {
-	m.data.SetName("system.filesystem.shm.usage")
-	m.data.SetDescription("Bytes used in a pod's memory-backed emptyDir (tmpfs f_blocks − f_bfree). Not in semantic conventions.")
-	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemFilesystemShmUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID) {
-		dp.Attributes().PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemShmUsage) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemShmUsage) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemShmUsage(cfg SystemFilesystemShmUsageMetricConfig) metricSystemFilesystemShmUsage {
-	m := metricSystemFilesystemShmUsage{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemStatus struct {
-	data          pmetric.Metric                     // data buffer for generated metric.
-	config        SystemFilesystemStatusMetricConfig // metric config provided by user.
-	capacity      int                                // max observed number of data points added to the metric.
-	aggDataPoints []int64                            // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.filesystem.status metric with initial data.
-func (m *metricSystemFilesystemStatus) init() {
-	m.data.SetName("system.filesystem.status")
-	m.data.SetDescription("Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemFilesystemStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus) {
-		dp.Attributes().PutStr("status", systemFilesystemStatusAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemStatus) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemStatus) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemStatus(cfg SystemFilesystemStatusMetricConfig) metricSystemFilesystemStatus {
-	m := metricSystemFilesystemStatus{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemTimeToFull struct {
-	data          pmetric.Metric                         // data buffer for generated metric.
-	config        SystemFilesystemTimeToFullMetricConfig // metric config provided by user.
-	capacity      int                                    // max observed number of data points added to the metric.
-	aggDataPoints []float64                              // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.filesystem.time_to_full metric with initial data.
-func (m *metricSystemFilesystemTimeToFull) init() {
-	m.data.SetName("system.filesystem.time_to_full")
-	m.data.SetDescription("Forecast of the seconds until free space (df's Avail) reaches 0, from a least-squares fit of free bytes over forecast_window. Emitted only while the filesystem is filling and the fit is meaningful. Not in semantic conventions.")
-	m.data.SetUnit("s")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemFilesystemTimeToFull) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemTimeToFull) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemTimeToFull) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemTimeToFull(cfg SystemFilesystemTimeToFullMetricConfig) metricSystemFilesystemTimeToFull {
-	m := metricSystemFilesystemTimeToFull{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
 type metricSystemFilesystemUsage struct {
 	data          pmetric.Metric                    // data buffer for generated metric.
 	config        SystemFilesystemUsageMetricConfig // metric config provided by user.
@@ -3864,7 +3864,7 @@ func (m *metricSystemFilesystemUsage) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
+func (m *metricSystemFilesystemUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -3875,11 +3875,11 @@ func (m *metricSystemFilesystemUsage) recordDataPoint(start pcommon.Timestamp, t
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode) {
 		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
@@ -3971,7 +3971,7 @@ func (m *metricSystemFilesystemUtilization) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricSystemFilesystemUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -3982,11 +3982,11 @@ func (m *metricSystemFilesystemUtilization) recordDataPoint(start pcommon.Timest
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain) {
-		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeyDiskHealthFilesystemDomain) {
+		dp.Attributes().PutStr("disk_health.filesystem.domain", diskHealthFilesystemDomainAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID) {
-		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeyDiskHealthFilesystemUUID) {
+		dp.Attributes().PutStr("disk_health.filesystem.uuid", diskHealthFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode) {
 		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
@@ -4061,48 +4061,48 @@ func newMetricSystemFilesystemUtilization(cfg SystemFilesystemUtilizationMetricC
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                                          MetricsBuilderConfig // config of the metrics builder.
-	startTime                                       pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                                 int                  // maximum observed number of metrics per resource.
-	metricsBuffer                                   pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                                       component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter                  map[string]filter.Filter
-	resourceAttributeExcludeFilter                  map[string]filter.Filter
-	metricSystemFilesystemCheckpointCopies          metricSystemFilesystemCheckpointCopies
-	metricSystemFilesystemCheckpointDuration        metricSystemFilesystemCheckpointDuration
-	metricSystemFilesystemCheckpointHeadroom        metricSystemFilesystemCheckpointHeadroom
-	metricSystemFilesystemCheckpointInterval        metricSystemFilesystemCheckpointInterval
-	metricSystemFilesystemCheckpointNextSave        metricSystemFilesystemCheckpointNextSave
-	metricSystemFilesystemCheckpointSize            metricSystemFilesystemCheckpointSize
-	metricSystemFilesystemCheckpointState           metricSystemFilesystemCheckpointState
-	metricSystemFilesystemCheckpointThroughput      metricSystemFilesystemCheckpointThroughput
-	metricSystemFilesystemCheckpointWriter          metricSystemFilesystemCheckpointWriter
-	metricSystemFilesystemDomainBindingLimit        metricSystemFilesystemDomainBindingLimit
-	metricSystemFilesystemDomainHeadroom            metricSystemFilesystemDomainHeadroom
-	metricSystemFilesystemDomainInodesHeadroom      metricSystemFilesystemDomainInodesHeadroom
-	metricSystemFilesystemDomainLimit               metricSystemFilesystemDomainLimit
-	metricSystemFilesystemDomainMounts              metricSystemFilesystemDomainMounts
-	metricSystemFilesystemDomainTimeToFull          metricSystemFilesystemDomainTimeToFull
-	metricSystemFilesystemDomainUsage               metricSystemFilesystemDomainUsage
-	metricSystemFilesystemInodesUsage               metricSystemFilesystemInodesUsage
-	metricSystemFilesystemInodesUtilization         metricSystemFilesystemInodesUtilization
-	metricSystemFilesystemLimit                     metricSystemFilesystemLimit
-	metricSystemFilesystemProjectCheckpointCopies   metricSystemFilesystemProjectCheckpointCopies
-	metricSystemFilesystemProjectCheckpointHeadroom metricSystemFilesystemProjectCheckpointHeadroom
-	metricSystemFilesystemProjectCheckpointSize     metricSystemFilesystemProjectCheckpointSize
-	metricSystemFilesystemProjectCheckpointState    metricSystemFilesystemProjectCheckpointState
-	metricSystemFilesystemProjectHeadroom           metricSystemFilesystemProjectHeadroom
-	metricSystemFilesystemProjectInodesLimit        metricSystemFilesystemProjectInodesLimit
-	metricSystemFilesystemProjectInodesUsage        metricSystemFilesystemProjectInodesUsage
-	metricSystemFilesystemProjectLimit              metricSystemFilesystemProjectLimit
-	metricSystemFilesystemProjectUsage              metricSystemFilesystemProjectUsage
-	metricSystemFilesystemProjects                  metricSystemFilesystemProjects
-	metricSystemFilesystemShmHeadroom               metricSystemFilesystemShmHeadroom
-	metricSystemFilesystemShmUsage                  metricSystemFilesystemShmUsage
-	metricSystemFilesystemStatus                    metricSystemFilesystemStatus
-	metricSystemFilesystemTimeToFull                metricSystemFilesystemTimeToFull
-	metricSystemFilesystemUsage                     metricSystemFilesystemUsage
-	metricSystemFilesystemUtilization               metricSystemFilesystemUtilization
+	config                                              MetricsBuilderConfig // config of the metrics builder.
+	startTime                                           pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                                     int                  // maximum observed number of metrics per resource.
+	metricsBuffer                                       pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                           component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter                      map[string]filter.Filter
+	resourceAttributeExcludeFilter                      map[string]filter.Filter
+	metricDiskHealthFilesystemCheckpointCopies          metricDiskHealthFilesystemCheckpointCopies
+	metricDiskHealthFilesystemCheckpointDuration        metricDiskHealthFilesystemCheckpointDuration
+	metricDiskHealthFilesystemCheckpointHeadroom        metricDiskHealthFilesystemCheckpointHeadroom
+	metricDiskHealthFilesystemCheckpointInterval        metricDiskHealthFilesystemCheckpointInterval
+	metricDiskHealthFilesystemCheckpointNextSave        metricDiskHealthFilesystemCheckpointNextSave
+	metricDiskHealthFilesystemCheckpointSize            metricDiskHealthFilesystemCheckpointSize
+	metricDiskHealthFilesystemCheckpointState           metricDiskHealthFilesystemCheckpointState
+	metricDiskHealthFilesystemCheckpointThroughput      metricDiskHealthFilesystemCheckpointThroughput
+	metricDiskHealthFilesystemCheckpointWriter          metricDiskHealthFilesystemCheckpointWriter
+	metricDiskHealthFilesystemDomainBindingLimit        metricDiskHealthFilesystemDomainBindingLimit
+	metricDiskHealthFilesystemDomainHeadroom            metricDiskHealthFilesystemDomainHeadroom
+	metricDiskHealthFilesystemDomainInodesHeadroom      metricDiskHealthFilesystemDomainInodesHeadroom
+	metricDiskHealthFilesystemDomainLimit               metricDiskHealthFilesystemDomainLimit
+	metricDiskHealthFilesystemDomainMounts              metricDiskHealthFilesystemDomainMounts
+	metricDiskHealthFilesystemDomainTimeToFull          metricDiskHealthFilesystemDomainTimeToFull
+	metricDiskHealthFilesystemDomainUsage               metricDiskHealthFilesystemDomainUsage
+	metricDiskHealthFilesystemInodesUsage               metricDiskHealthFilesystemInodesUsage
+	metricDiskHealthFilesystemInodesUtilization         metricDiskHealthFilesystemInodesUtilization
+	metricDiskHealthFilesystemProjectCheckpointCopies   metricDiskHealthFilesystemProjectCheckpointCopies
+	metricDiskHealthFilesystemProjectCheckpointHeadroom metricDiskHealthFilesystemProjectCheckpointHeadroom
+	metricDiskHealthFilesystemProjectCheckpointSize     metricDiskHealthFilesystemProjectCheckpointSize
+	metricDiskHealthFilesystemProjectCheckpointState    metricDiskHealthFilesystemProjectCheckpointState
+	metricDiskHealthFilesystemProjectHeadroom           metricDiskHealthFilesystemProjectHeadroom
+	metricDiskHealthFilesystemProjectInodesLimit        metricDiskHealthFilesystemProjectInodesLimit
+	metricDiskHealthFilesystemProjectInodesUsage        metricDiskHealthFilesystemProjectInodesUsage
+	metricDiskHealthFilesystemProjectLimit              metricDiskHealthFilesystemProjectLimit
+	metricDiskHealthFilesystemProjectUsage              metricDiskHealthFilesystemProjectUsage
+	metricDiskHealthFilesystemProjects                  metricDiskHealthFilesystemProjects
+	metricDiskHealthFilesystemShmHeadroom               metricDiskHealthFilesystemShmHeadroom
+	metricDiskHealthFilesystemShmUsage                  metricDiskHealthFilesystemShmUsage
+	metricDiskHealthFilesystemStatus                    metricDiskHealthFilesystemStatus
+	metricDiskHealthFilesystemTimeToFull                metricDiskHealthFilesystemTimeToFull
+	metricSystemFilesystemLimit                         metricSystemFilesystemLimit
+	metricSystemFilesystemUsage                         metricSystemFilesystemUsage
+	metricSystemFilesystemUtilization                   metricSystemFilesystemUtilization
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -4124,53 +4124,53 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                                          mbc,
-		startTime:                                       pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                                   pmetric.NewMetrics(),
-		buildInfo:                                       settings.BuildInfo,
-		metricSystemFilesystemCheckpointCopies:          newMetricSystemFilesystemCheckpointCopies(mbc.Metrics.SystemFilesystemCheckpointCopies),
-		metricSystemFilesystemCheckpointDuration:        newMetricSystemFilesystemCheckpointDuration(mbc.Metrics.SystemFilesystemCheckpointDuration),
-		metricSystemFilesystemCheckpointHeadroom:        newMetricSystemFilesystemCheckpointHeadroom(mbc.Metrics.SystemFilesystemCheckpointHeadroom),
-		metricSystemFilesystemCheckpointInterval:        newMetricSystemFilesystemCheckpointInterval(mbc.Metrics.SystemFilesystemCheckpointInterval),
-		metricSystemFilesystemCheckpointNextSave:        newMetricSystemFilesystemCheckpointNextSave(mbc.Metrics.SystemFilesystemCheckpointNextSave),
-		metricSystemFilesystemCheckpointSize:            newMetricSystemFilesystemCheckpointSize(mbc.Metrics.SystemFilesystemCheckpointSize),
-		metricSystemFilesystemCheckpointState:           newMetricSystemFilesystemCheckpointState(mbc.Metrics.SystemFilesystemCheckpointState),
-		metricSystemFilesystemCheckpointThroughput:      newMetricSystemFilesystemCheckpointThroughput(mbc.Metrics.SystemFilesystemCheckpointThroughput),
-		metricSystemFilesystemCheckpointWriter:          newMetricSystemFilesystemCheckpointWriter(mbc.Metrics.SystemFilesystemCheckpointWriter),
-		metricSystemFilesystemDomainBindingLimit:        newMetricSystemFilesystemDomainBindingLimit(mbc.Metrics.SystemFilesystemDomainBindingLimit),
-		metricSystemFilesystemDomainHeadroom:            newMetricSystemFilesystemDomainHeadroom(mbc.Metrics.SystemFilesystemDomainHeadroom),
-		metricSystemFilesystemDomainInodesHeadroom:      newMetricSystemFilesystemDomainInodesHeadroom(mbc.Metrics.SystemFilesystemDomainInodesHeadroom),
-		metricSystemFilesystemDomainLimit:               newMetricSystemFilesystemDomainLimit(mbc.Metrics.SystemFilesystemDomainLimit),
-		metricSystemFilesystemDomainMounts:              newMetricSystemFilesystemDomainMounts(mbc.Metrics.SystemFilesystemDomainMounts),
-		metricSystemFilesystemDomainTimeToFull:          newMetricSystemFilesystemDomainTimeToFull(mbc.Metrics.SystemFilesystemDomainTimeToFull),
-		metricSystemFilesystemDomainUsage:               newMetricSystemFilesystemDomainUsage(mbc.Metrics.SystemFilesystemDomainUsage),
-		metricSystemFilesystemInodesUsage:               newMetricSystemFilesystemInodesUsage(mbc.Metrics.SystemFilesystemInodesUsage),
-		metricSystemFilesystemInodesUtilization:         newMetricSystemFilesystemInodesUtilization(mbc.Metrics.SystemFilesystemInodesUtilization),
-		metricSystemFilesystemLimit:                     newMetricSystemFilesystemLimit(mbc.Metrics.SystemFilesystemLimit),
-		metricSystemFilesystemProjectCheckpointCopies:   newMetricSystemFilesystemProjectCheckpointCopies(mbc.Metrics.SystemFilesystemProjectCheckpointCopies),
-		metricSystemFilesystemProjectCheckpointHeadroom: newMetricSystemFilesystemProjectCheckpointHeadroom(mbc.Metrics.SystemFilesystemProjectCheckpointHeadroom),
-		metricSystemFilesystemProjectCheckpointSize:     newMetricSystemFilesystemProjectCheckpointSize(mbc.Metrics.SystemFilesystemProjectCheckpointSize),
-		metricSystemFilesystemProjectCheckpointState:    newMetricSystemFilesystemProjectCheckpointState(mbc.Metrics.SystemFilesystemProjectCheckpointState),
-		metricSystemFilesystemProjectHeadroom:           newMetricSystemFilesystemProjectHeadroom(mbc.Metrics.SystemFilesystemProjectHeadroom),
-		metricSystemFilesystemProjectInodesLimit:        newMetricSystemFilesystemProjectInodesLimit(mbc.Metrics.SystemFilesystemProjectInodesLimit),
-		metricSystemFilesystemProjectInodesUsage:        newMetricSystemFilesystemProjectInodesUsage(mbc.Metrics.SystemFilesystemProjectInodesUsage),
-		metricSystemFilesystemProjectLimit:              newMetricSystemFilesystemProjectLimit(mbc.Metrics.SystemFilesystemProjectLimit),
-		metricSystemFilesystemProjectUsage:              newMetricSystemFilesystemProjectUsage(mbc.Metrics.SystemFilesystemProjectUsage),
-		metricSystemFilesystemProjects:                  newMetricSystemFilesystemProjects(mbc.Metrics.SystemFilesystemProjects),
-		metricSystemFilesystemShmHeadroom:               newMetricSystemFilesystemShmHeadroom(mbc.Metrics.SystemFilesystemShmHeadroom),
-		metricSystemFilesystemShmUsage:                  newMetricSystemFilesystemShmUsage(mbc.Metrics.SystemFilesystemShmUsage),
-		metricSystemFilesystemStatus:                    newMetricSystemFilesystemStatus(mbc.Metrics.SystemFilesystemStatus),
-		metricSystemFilesystemTimeToFull:                newMetricSystemFilesystemTimeToFull(mbc.Metrics.SystemFilesystemTimeToFull),
-		metricSystemFilesystemUsage:                     newMetricSystemFilesystemUsage(mbc.Metrics.SystemFilesystemUsage),
-		metricSystemFilesystemUtilization:               newMetricSystemFilesystemUtilization(mbc.Metrics.SystemFilesystemUtilization),
-		resourceAttributeIncludeFilter:                  make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:                  make(map[string]filter.Filter),
+		config:        mbc,
+		startTime:     pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer: pmetric.NewMetrics(),
+		buildInfo:     settings.BuildInfo,
+		metricDiskHealthFilesystemCheckpointCopies:          newMetricDiskHealthFilesystemCheckpointCopies(mbc.Metrics.DiskHealthFilesystemCheckpointCopies),
+		metricDiskHealthFilesystemCheckpointDuration:        newMetricDiskHealthFilesystemCheckpointDuration(mbc.Metrics.DiskHealthFilesystemCheckpointDuration),
+		metricDiskHealthFilesystemCheckpointHeadroom:        newMetricDiskHealthFilesystemCheckpointHeadroom(mbc.Metrics.DiskHealthFilesystemCheckpointHeadroom),
+		metricDiskHealthFilesystemCheckpointInterval:        newMetricDiskHealthFilesystemCheckpointInterval(mbc.Metrics.DiskHealthFilesystemCheckpointInterval),
+		metricDiskHealthFilesystemCheckpointNextSave:        newMetricDiskHealthFilesystemCheckpointNextSave(mbc.Metrics.DiskHealthFilesystemCheckpointNextSave),
+		metricDiskHealthFilesystemCheckpointSize:            newMetricDiskHealthFilesystemCheckpointSize(mbc.Metrics.DiskHealthFilesystemCheckpointSize),
+		metricDiskHealthFilesystemCheckpointState:           newMetricDiskHealthFilesystemCheckpointState(mbc.Metrics.DiskHealthFilesystemCheckpointState),
+		metricDiskHealthFilesystemCheckpointThroughput:      newMetricDiskHealthFilesystemCheckpointThroughput(mbc.Metrics.DiskHealthFilesystemCheckpointThroughput),
+		metricDiskHealthFilesystemCheckpointWriter:          newMetricDiskHealthFilesystemCheckpointWriter(mbc.Metrics.DiskHealthFilesystemCheckpointWriter),
+		metricDiskHealthFilesystemDomainBindingLimit:        newMetricDiskHealthFilesystemDomainBindingLimit(mbc.Metrics.DiskHealthFilesystemDomainBindingLimit),
+		metricDiskHealthFilesystemDomainHeadroom:            newMetricDiskHealthFilesystemDomainHeadroom(mbc.Metrics.DiskHealthFilesystemDomainHeadroom),
+		metricDiskHealthFilesystemDomainInodesHeadroom:      newMetricDiskHealthFilesystemDomainInodesHeadroom(mbc.Metrics.DiskHealthFilesystemDomainInodesHeadroom),
+		metricDiskHealthFilesystemDomainLimit:               newMetricDiskHealthFilesystemDomainLimit(mbc.Metrics.DiskHealthFilesystemDomainLimit),
+		metricDiskHealthFilesystemDomainMounts:              newMetricDiskHealthFilesystemDomainMounts(mbc.Metrics.DiskHealthFilesystemDomainMounts),
+		metricDiskHealthFilesystemDomainTimeToFull:          newMetricDiskHealthFilesystemDomainTimeToFull(mbc.Metrics.DiskHealthFilesystemDomainTimeToFull),
+		metricDiskHealthFilesystemDomainUsage:               newMetricDiskHealthFilesystemDomainUsage(mbc.Metrics.DiskHealthFilesystemDomainUsage),
+		metricDiskHealthFilesystemInodesUsage:               newMetricDiskHealthFilesystemInodesUsage(mbc.Metrics.DiskHealthFilesystemInodesUsage),
+		metricDiskHealthFilesystemInodesUtilization:         newMetricDiskHealthFilesystemInodesUtilization(mbc.Metrics.DiskHealthFilesystemInodesUtilization),
+		metricDiskHealthFilesystemProjectCheckpointCopies:   newMetricDiskHealthFilesystemProjectCheckpointCopies(mbc.Metrics.DiskHealthFilesystemProjectCheckpointCopies),
+		metricDiskHealthFilesystemProjectCheckpointHeadroom: newMetricDiskHealthFilesystemProjectCheckpointHeadroom(mbc.Metrics.DiskHealthFilesystemProjectCheckpointHeadroom),
+		metricDiskHealthFilesystemProjectCheckpointSize:     newMetricDiskHealthFilesystemProjectCheckpointSize(mbc.Metrics.DiskHealthFilesystemProjectCheckpointSize),
+		metricDiskHealthFilesystemProjectCheckpointState:    newMetricDiskHealthFilesystemProjectCheckpointState(mbc.Metrics.DiskHealthFilesystemProjectCheckpointState),
+		metricDiskHealthFilesystemProjectHeadroom:           newMetricDiskHealthFilesystemProjectHeadroom(mbc.Metrics.DiskHealthFilesystemProjectHeadroom),
+		metricDiskHealthFilesystemProjectInodesLimit:        newMetricDiskHealthFilesystemProjectInodesLimit(mbc.Metrics.DiskHealthFilesystemProjectInodesLimit),
+		metricDiskHealthFilesystemProjectInodesUsage:        newMetricDiskHealthFilesystemProjectInodesUsage(mbc.Metrics.DiskHealthFilesystemProjectInodesUsage),
+		metricDiskHealthFilesystemProjectLimit:              newMetricDiskHealthFilesystemProjectLimit(mbc.Metrics.DiskHealthFilesystemProjectLimit),
+		metricDiskHealthFilesystemProjectUsage:              newMetricDiskHealthFilesystemProjectUsage(mbc.Metrics.DiskHealthFilesystemProjectUsage),
+		metricDiskHealthFilesystemProjects:                  newMetricDiskHealthFilesystemProjects(mbc.Metrics.DiskHealthFilesystemProjects),
+		metricDiskHealthFilesystemShmHeadroom:               newMetricDiskHealthFilesystemShmHeadroom(mbc.Metrics.DiskHealthFilesystemShmHeadroom),
+		metricDiskHealthFilesystemShmUsage:                  newMetricDiskHealthFilesystemShmUsage(mbc.Metrics.DiskHealthFilesystemShmUsage),
+		metricDiskHealthFilesystemStatus:                    newMetricDiskHealthFilesystemStatus(mbc.Metrics.DiskHealthFilesystemStatus),
+		metricDiskHealthFilesystemTimeToFull:                newMetricDiskHealthFilesystemTimeToFull(mbc.Metrics.DiskHealthFilesystemTimeToFull),
+		metricSystemFilesystemLimit:                         newMetricSystemFilesystemLimit(mbc.Metrics.SystemFilesystemLimit),
+		metricSystemFilesystemUsage:                         newMetricSystemFilesystemUsage(mbc.Metrics.SystemFilesystemUsage),
+		metricSystemFilesystemUtilization:                   newMetricSystemFilesystemUtilization(mbc.Metrics.SystemFilesystemUtilization),
+		resourceAttributeIncludeFilter:                      make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:                      make(map[string]filter.Filter),
 	}
-	if mbc.ResourceAttributes.DiskMajorMinor.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["disk.major_minor"] = filter.CreateFilter(mbc.ResourceAttributes.DiskMajorMinor.MetricsInclude)
+	if mbc.ResourceAttributes.DiskHealthDiskMajorMinor.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["disk_health.disk.major_minor"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskMajorMinor.MetricsInclude)
 	}
-	if mbc.ResourceAttributes.DiskMajorMinor.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["disk.major_minor"] = filter.CreateFilter(mbc.ResourceAttributes.DiskMajorMinor.MetricsExclude)
+	if mbc.ResourceAttributes.DiskHealthDiskMajorMinor.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["disk_health.disk.major_minor"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskMajorMinor.MetricsExclude)
 	}
 
 	for _, op := range options {
@@ -4242,39 +4242,39 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
-	mb.metricSystemFilesystemCheckpointCopies.emit(ils.Metrics())
-	mb.metricSystemFilesystemCheckpointDuration.emit(ils.Metrics())
-	mb.metricSystemFilesystemCheckpointHeadroom.emit(ils.Metrics())
-	mb.metricSystemFilesystemCheckpointInterval.emit(ils.Metrics())
-	mb.metricSystemFilesystemCheckpointNextSave.emit(ils.Metrics())
-	mb.metricSystemFilesystemCheckpointSize.emit(ils.Metrics())
-	mb.metricSystemFilesystemCheckpointState.emit(ils.Metrics())
-	mb.metricSystemFilesystemCheckpointThroughput.emit(ils.Metrics())
-	mb.metricSystemFilesystemCheckpointWriter.emit(ils.Metrics())
-	mb.metricSystemFilesystemDomainBindingLimit.emit(ils.Metrics())
-	mb.metricSystemFilesystemDomainHeadroom.emit(ils.Metrics())
-	mb.metricSystemFilesystemDomainInodesHeadroom.emit(ils.Metrics())
-	mb.metricSystemFilesystemDomainLimit.emit(ils.Metrics())
-	mb.metricSystemFilesystemDomainMounts.emit(ils.Metrics())
-	mb.metricSystemFilesystemDomainTimeToFull.emit(ils.Metrics())
-	mb.metricSystemFilesystemDomainUsage.emit(ils.Metrics())
-	mb.metricSystemFilesystemInodesUsage.emit(ils.Metrics())
-	mb.metricSystemFilesystemInodesUtilization.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemCheckpointCopies.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemCheckpointDuration.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemCheckpointHeadroom.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemCheckpointInterval.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemCheckpointNextSave.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemCheckpointSize.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemCheckpointState.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemCheckpointThroughput.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemCheckpointWriter.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemDomainBindingLimit.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemDomainHeadroom.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemDomainInodesHeadroom.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemDomainLimit.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemDomainMounts.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemDomainTimeToFull.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemDomainUsage.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemInodesUsage.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemInodesUtilization.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemProjectCheckpointCopies.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemProjectCheckpointHeadroom.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemProjectCheckpointSize.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemProjectCheckpointState.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemProjectHeadroom.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemProjectInodesLimit.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemProjectInodesUsage.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemProjectLimit.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemProjectUsage.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemProjects.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemShmHeadroom.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemShmUsage.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemStatus.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemTimeToFull.emit(ils.Metrics())
 	mb.metricSystemFilesystemLimit.emit(ils.Metrics())
-	mb.metricSystemFilesystemProjectCheckpointCopies.emit(ils.Metrics())
-	mb.metricSystemFilesystemProjectCheckpointHeadroom.emit(ils.Metrics())
-	mb.metricSystemFilesystemProjectCheckpointSize.emit(ils.Metrics())
-	mb.metricSystemFilesystemProjectCheckpointState.emit(ils.Metrics())
-	mb.metricSystemFilesystemProjectHeadroom.emit(ils.Metrics())
-	mb.metricSystemFilesystemProjectInodesLimit.emit(ils.Metrics())
-	mb.metricSystemFilesystemProjectInodesUsage.emit(ils.Metrics())
-	mb.metricSystemFilesystemProjectLimit.emit(ils.Metrics())
-	mb.metricSystemFilesystemProjectUsage.emit(ils.Metrics())
-	mb.metricSystemFilesystemProjects.emit(ils.Metrics())
-	mb.metricSystemFilesystemShmHeadroom.emit(ils.Metrics())
-	mb.metricSystemFilesystemShmUsage.emit(ils.Metrics())
-	mb.metricSystemFilesystemStatus.emit(ils.Metrics())
-	mb.metricSystemFilesystemTimeToFull.emit(ils.Metrics())
 	mb.metricSystemFilesystemUsage.emit(ils.Metrics())
 	mb.metricSystemFilesystemUtilization.emit(ils.Metrics())
 
@@ -4308,179 +4308,179 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	return metrics
 }
 
-// RecordSystemFilesystemCheckpointCopiesDataPoint adds a data point to system.filesystem.checkpoint.copies metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointCopiesDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointRotationAttributeValue AttributeSystemFilesystemCheckpointRotation) {
-	mb.metricSystemFilesystemCheckpointCopies.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemCheckpointRotationAttributeValue.String())
+// RecordDiskHealthFilesystemCheckpointCopiesDataPoint adds a data point to disk_health.filesystem.checkpoint.copies metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemCheckpointCopiesDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemCheckpointRotationAttributeValue AttributeDiskHealthFilesystemCheckpointRotation) {
+	mb.metricDiskHealthFilesystemCheckpointCopies.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, diskHealthFilesystemCheckpointRotationAttributeValue.String())
 }
 
-// RecordSystemFilesystemCheckpointDurationDataPoint adds a data point to system.filesystem.checkpoint.duration metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointDurationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemCheckpointDuration.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+// RecordDiskHealthFilesystemCheckpointDurationDataPoint adds a data point to disk_health.filesystem.checkpoint.duration metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemCheckpointDurationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricDiskHealthFilesystemCheckpointDuration.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
-// RecordSystemFilesystemCheckpointHeadroomDataPoint adds a data point to system.filesystem.checkpoint.headroom metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemCheckpointHeadroom.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+// RecordDiskHealthFilesystemCheckpointHeadroomDataPoint adds a data point to disk_health.filesystem.checkpoint.headroom metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricDiskHealthFilesystemCheckpointHeadroom.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
-// RecordSystemFilesystemCheckpointIntervalDataPoint adds a data point to system.filesystem.checkpoint.interval metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointIntervalDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemCheckpointInterval.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+// RecordDiskHealthFilesystemCheckpointIntervalDataPoint adds a data point to disk_health.filesystem.checkpoint.interval metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemCheckpointIntervalDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricDiskHealthFilesystemCheckpointInterval.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
-// RecordSystemFilesystemCheckpointNextSaveDataPoint adds a data point to system.filesystem.checkpoint.next_save metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointNextSaveDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemCheckpointNextSave.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+// RecordDiskHealthFilesystemCheckpointNextSaveDataPoint adds a data point to disk_health.filesystem.checkpoint.next_save metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemCheckpointNextSaveDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricDiskHealthFilesystemCheckpointNextSave.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
-// RecordSystemFilesystemCheckpointSizeDataPoint adds a data point to system.filesystem.checkpoint.size metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointSizeDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointPercentileAttributeValue AttributeSystemFilesystemCheckpointPercentile) {
-	mb.metricSystemFilesystemCheckpointSize.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemCheckpointPercentileAttributeValue.String())
+// RecordDiskHealthFilesystemCheckpointSizeDataPoint adds a data point to disk_health.filesystem.checkpoint.size metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemCheckpointSizeDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemCheckpointPercentileAttributeValue AttributeDiskHealthFilesystemCheckpointPercentile) {
+	mb.metricDiskHealthFilesystemCheckpointSize.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, diskHealthFilesystemCheckpointPercentileAttributeValue.String())
 }
 
-// RecordSystemFilesystemCheckpointStateDataPoint adds a data point to system.filesystem.checkpoint.state metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointStateAttributeValue AttributeSystemFilesystemCheckpointState) {
-	mb.metricSystemFilesystemCheckpointState.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemCheckpointStateAttributeValue.String())
+// RecordDiskHealthFilesystemCheckpointStateDataPoint adds a data point to disk_health.filesystem.checkpoint.state metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemCheckpointStateAttributeValue AttributeDiskHealthFilesystemCheckpointState) {
+	mb.metricDiskHealthFilesystemCheckpointState.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, diskHealthFilesystemCheckpointStateAttributeValue.String())
 }
 
-// RecordSystemFilesystemCheckpointThroughputDataPoint adds a data point to system.filesystem.checkpoint.throughput metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointThroughputDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemCheckpointThroughput.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+// RecordDiskHealthFilesystemCheckpointThroughputDataPoint adds a data point to disk_health.filesystem.checkpoint.throughput metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemCheckpointThroughputDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricDiskHealthFilesystemCheckpointThroughput.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
-// RecordSystemFilesystemCheckpointWriterDataPoint adds a data point to system.filesystem.checkpoint.writer metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointWriterDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, cgroupPathAttributeValue string, k8sPodUIDAttributeValue string, containerIDAttributeValue string) {
-	mb.metricSystemFilesystemCheckpointWriter.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, cgroupPathAttributeValue, k8sPodUIDAttributeValue, containerIDAttributeValue)
+// RecordDiskHealthFilesystemCheckpointWriterDataPoint adds a data point to disk_health.filesystem.checkpoint.writer metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemCheckpointWriterDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, cgroupPathAttributeValue string, k8sPodUIDAttributeValue string, containerIDAttributeValue string) {
+	mb.metricDiskHealthFilesystemCheckpointWriter.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, cgroupPathAttributeValue, k8sPodUIDAttributeValue, containerIDAttributeValue)
 }
 
-// RecordSystemFilesystemDomainBindingLimitDataPoint adds a data point to system.filesystem.domain.binding_limit metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemDomainBindingLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
-	mb.metricSystemFilesystemDomainBindingLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemLimitNameAttributeValue.String())
+// RecordDiskHealthFilesystemDomainBindingLimitDataPoint adds a data point to disk_health.filesystem.domain.binding_limit metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemDomainBindingLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemLimitNameAttributeValue AttributeDiskHealthFilesystemLimitName) {
+	mb.metricDiskHealthFilesystemDomainBindingLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, diskHealthFilesystemLimitNameAttributeValue.String())
 }
 
-// RecordSystemFilesystemDomainHeadroomDataPoint adds a data point to system.filesystem.domain.headroom metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemDomainHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
-	mb.metricSystemFilesystemDomainHeadroom.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemLimitNameAttributeValue.String())
+// RecordDiskHealthFilesystemDomainHeadroomDataPoint adds a data point to disk_health.filesystem.domain.headroom metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemDomainHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemLimitNameAttributeValue AttributeDiskHealthFilesystemLimitName) {
+	mb.metricDiskHealthFilesystemDomainHeadroom.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, diskHealthFilesystemLimitNameAttributeValue.String())
 }
 
-// RecordSystemFilesystemDomainInodesHeadroomDataPoint adds a data point to system.filesystem.domain.inodes.headroom metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemDomainInodesHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
-	mb.metricSystemFilesystemDomainInodesHeadroom.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemLimitNameAttributeValue.String())
+// RecordDiskHealthFilesystemDomainInodesHeadroomDataPoint adds a data point to disk_health.filesystem.domain.inodes.headroom metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemDomainInodesHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemLimitNameAttributeValue AttributeDiskHealthFilesystemLimitName) {
+	mb.metricDiskHealthFilesystemDomainInodesHeadroom.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, diskHealthFilesystemLimitNameAttributeValue.String())
 }
 
-// RecordSystemFilesystemDomainLimitDataPoint adds a data point to system.filesystem.domain.limit metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemDomainLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemDomainLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+// RecordDiskHealthFilesystemDomainLimitDataPoint adds a data point to disk_health.filesystem.domain.limit metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemDomainLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricDiskHealthFilesystemDomainLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
-// RecordSystemFilesystemDomainMountsDataPoint adds a data point to system.filesystem.domain.mounts metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemDomainMountsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemDomainMounts.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+// RecordDiskHealthFilesystemDomainMountsDataPoint adds a data point to disk_health.filesystem.domain.mounts metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemDomainMountsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricDiskHealthFilesystemDomainMounts.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
-// RecordSystemFilesystemDomainTimeToFullDataPoint adds a data point to system.filesystem.domain.time_to_full metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemDomainTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemDomainTimeToFull.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+// RecordDiskHealthFilesystemDomainTimeToFullDataPoint adds a data point to disk_health.filesystem.domain.time_to_full metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemDomainTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricDiskHealthFilesystemDomainTimeToFull.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
-// RecordSystemFilesystemDomainUsageDataPoint adds a data point to system.filesystem.domain.usage metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemDomainUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	mb.metricSystemFilesystemDomainUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
+// RecordDiskHealthFilesystemDomainUsageDataPoint adds a data point to disk_health.filesystem.domain.usage metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemDomainUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+	mb.metricDiskHealthFilesystemDomainUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
 }
 
-// RecordSystemFilesystemInodesUsageDataPoint adds a data point to system.filesystem.inodes.usage metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	mb.metricSystemFilesystemInodesUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
+// RecordDiskHealthFilesystemInodesUsageDataPoint adds a data point to disk_health.filesystem.inodes.usage metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+	mb.metricDiskHealthFilesystemInodesUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
 }
 
-// RecordSystemFilesystemInodesUtilizationDataPoint adds a data point to system.filesystem.inodes.utilization metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemInodesUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+// RecordDiskHealthFilesystemInodesUtilizationDataPoint adds a data point to disk_health.filesystem.inodes.utilization metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemInodesUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricDiskHealthFilesystemInodesUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordDiskHealthFilesystemProjectCheckpointCopiesDataPoint adds a data point to disk_health.filesystem.project.checkpoint.copies metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemProjectCheckpointCopiesDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string, diskHealthFilesystemCheckpointRotationAttributeValue AttributeDiskHealthFilesystemCheckpointRotation) {
+	mb.metricDiskHealthFilesystemProjectCheckpointCopies.recordDataPoint(mb.startTime, ts, val, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, diskHealthFilesystemProjectIDAttributeValue, diskHealthFilesystemProjectNameAttributeValue, diskHealthFilesystemProjectDirectoryAttributeValue, diskHealthFilesystemCheckpointRotationAttributeValue.String())
+}
+
+// RecordDiskHealthFilesystemProjectCheckpointHeadroomDataPoint adds a data point to disk_health.filesystem.project.checkpoint.headroom metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemProjectCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string) {
+	mb.metricDiskHealthFilesystemProjectCheckpointHeadroom.recordDataPoint(mb.startTime, ts, val, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, diskHealthFilesystemProjectIDAttributeValue, diskHealthFilesystemProjectNameAttributeValue, diskHealthFilesystemProjectDirectoryAttributeValue)
+}
+
+// RecordDiskHealthFilesystemProjectCheckpointSizeDataPoint adds a data point to disk_health.filesystem.project.checkpoint.size metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemProjectCheckpointSizeDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string, diskHealthFilesystemCheckpointPercentileAttributeValue AttributeDiskHealthFilesystemCheckpointPercentile) {
+	mb.metricDiskHealthFilesystemProjectCheckpointSize.recordDataPoint(mb.startTime, ts, val, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, diskHealthFilesystemProjectIDAttributeValue, diskHealthFilesystemProjectNameAttributeValue, diskHealthFilesystemProjectDirectoryAttributeValue, diskHealthFilesystemCheckpointPercentileAttributeValue.String())
+}
+
+// RecordDiskHealthFilesystemProjectCheckpointStateDataPoint adds a data point to disk_health.filesystem.project.checkpoint.state metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemProjectCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string, diskHealthFilesystemCheckpointStateAttributeValue AttributeDiskHealthFilesystemCheckpointState) {
+	mb.metricDiskHealthFilesystemProjectCheckpointState.recordDataPoint(mb.startTime, ts, val, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, diskHealthFilesystemProjectIDAttributeValue, diskHealthFilesystemProjectNameAttributeValue, diskHealthFilesystemProjectDirectoryAttributeValue, diskHealthFilesystemCheckpointStateAttributeValue.String())
+}
+
+// RecordDiskHealthFilesystemProjectHeadroomDataPoint adds a data point to disk_health.filesystem.project.headroom metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemProjectHeadroomDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string) {
+	mb.metricDiskHealthFilesystemProjectHeadroom.recordDataPoint(mb.startTime, ts, val, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, diskHealthFilesystemProjectIDAttributeValue, diskHealthFilesystemProjectNameAttributeValue, diskHealthFilesystemProjectDirectoryAttributeValue)
+}
+
+// RecordDiskHealthFilesystemProjectInodesLimitDataPoint adds a data point to disk_health.filesystem.project.inodes.limit metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemProjectInodesLimitDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string, diskHealthFilesystemProjectLimitTypeAttributeValue AttributeDiskHealthFilesystemProjectLimitType) {
+	mb.metricDiskHealthFilesystemProjectInodesLimit.recordDataPoint(mb.startTime, ts, val, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, diskHealthFilesystemProjectIDAttributeValue, diskHealthFilesystemProjectNameAttributeValue, diskHealthFilesystemProjectDirectoryAttributeValue, diskHealthFilesystemProjectLimitTypeAttributeValue.String())
+}
+
+// RecordDiskHealthFilesystemProjectInodesUsageDataPoint adds a data point to disk_health.filesystem.project.inodes.usage metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemProjectInodesUsageDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string) {
+	mb.metricDiskHealthFilesystemProjectInodesUsage.recordDataPoint(mb.startTime, ts, val, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, diskHealthFilesystemProjectIDAttributeValue, diskHealthFilesystemProjectNameAttributeValue, diskHealthFilesystemProjectDirectoryAttributeValue)
+}
+
+// RecordDiskHealthFilesystemProjectLimitDataPoint adds a data point to disk_health.filesystem.project.limit metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemProjectLimitDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string, diskHealthFilesystemProjectLimitTypeAttributeValue AttributeDiskHealthFilesystemProjectLimitType) {
+	mb.metricDiskHealthFilesystemProjectLimit.recordDataPoint(mb.startTime, ts, val, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, diskHealthFilesystemProjectIDAttributeValue, diskHealthFilesystemProjectNameAttributeValue, diskHealthFilesystemProjectDirectoryAttributeValue, diskHealthFilesystemProjectLimitTypeAttributeValue.String())
+}
+
+// RecordDiskHealthFilesystemProjectUsageDataPoint adds a data point to disk_health.filesystem.project.usage metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemProjectUsageDataPoint(ts pcommon.Timestamp, val int64, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, diskHealthFilesystemProjectIDAttributeValue int64, diskHealthFilesystemProjectNameAttributeValue string, diskHealthFilesystemProjectDirectoryAttributeValue string) {
+	mb.metricDiskHealthFilesystemProjectUsage.recordDataPoint(mb.startTime, ts, val, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, diskHealthFilesystemProjectIDAttributeValue, diskHealthFilesystemProjectNameAttributeValue, diskHealthFilesystemProjectDirectoryAttributeValue)
+}
+
+// RecordDiskHealthFilesystemProjectsDataPoint adds a data point to disk_health.filesystem.projects metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemProjectsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricDiskHealthFilesystemProjects.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordDiskHealthFilesystemShmHeadroomDataPoint adds a data point to disk_health.filesystem.shm.headroom metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemShmHeadroomDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, diskHealthFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string, diskHealthFilesystemShmBoundAttributeValue AttributeDiskHealthFilesystemShmBound) {
+	mb.metricDiskHealthFilesystemShmHeadroom.recordDataPoint(mb.startTime, ts, val, k8sPodUIDAttributeValue, diskHealthFilesystemDomainAttributeValue, systemFilesystemMountpointAttributeValue, diskHealthFilesystemShmBoundAttributeValue.String())
+}
+
+// RecordDiskHealthFilesystemShmUsageDataPoint adds a data point to disk_health.filesystem.shm.usage metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemShmUsageDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, diskHealthFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string) {
+	mb.metricDiskHealthFilesystemShmUsage.recordDataPoint(mb.startTime, ts, val, k8sPodUIDAttributeValue, diskHealthFilesystemDomainAttributeValue, systemFilesystemMountpointAttributeValue)
+}
+
+// RecordDiskHealthFilesystemStatusDataPoint adds a data point to disk_health.filesystem.status metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemStatusAttributeValue AttributeDiskHealthFilesystemStatus) {
+	mb.metricDiskHealthFilesystemStatus.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, diskHealthFilesystemStatusAttributeValue.String())
+}
+
+// RecordDiskHealthFilesystemTimeToFullDataPoint adds a data point to disk_health.filesystem.time_to_full metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricDiskHealthFilesystemTimeToFull.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
 // RecordSystemFilesystemLimitDataPoint adds a data point to system.filesystem.limit metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
-}
-
-// RecordSystemFilesystemProjectCheckpointCopiesDataPoint adds a data point to system.filesystem.project.checkpoint.copies metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemProjectCheckpointCopiesDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointRotationAttributeValue AttributeSystemFilesystemCheckpointRotation) {
-	mb.metricSystemFilesystemProjectCheckpointCopies.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue, systemFilesystemCheckpointRotationAttributeValue.String())
-}
-
-// RecordSystemFilesystemProjectCheckpointHeadroomDataPoint adds a data point to system.filesystem.project.checkpoint.headroom metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemProjectCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	mb.metricSystemFilesystemProjectCheckpointHeadroom.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue)
-}
-
-// RecordSystemFilesystemProjectCheckpointSizeDataPoint adds a data point to system.filesystem.project.checkpoint.size metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemProjectCheckpointSizeDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointPercentileAttributeValue AttributeSystemFilesystemCheckpointPercentile) {
-	mb.metricSystemFilesystemProjectCheckpointSize.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue, systemFilesystemCheckpointPercentileAttributeValue.String())
-}
-
-// RecordSystemFilesystemProjectCheckpointStateDataPoint adds a data point to system.filesystem.project.checkpoint.state metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemProjectCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointStateAttributeValue AttributeSystemFilesystemCheckpointState) {
-	mb.metricSystemFilesystemProjectCheckpointState.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue, systemFilesystemCheckpointStateAttributeValue.String())
-}
-
-// RecordSystemFilesystemProjectHeadroomDataPoint adds a data point to system.filesystem.project.headroom metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemProjectHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	mb.metricSystemFilesystemProjectHeadroom.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue)
-}
-
-// RecordSystemFilesystemProjectInodesLimitDataPoint adds a data point to system.filesystem.project.inodes.limit metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemProjectInodesLimitDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue AttributeSystemFilesystemProjectLimitType) {
-	mb.metricSystemFilesystemProjectInodesLimit.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue, systemFilesystemProjectLimitTypeAttributeValue.String())
-}
-
-// RecordSystemFilesystemProjectInodesUsageDataPoint adds a data point to system.filesystem.project.inodes.usage metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemProjectInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	mb.metricSystemFilesystemProjectInodesUsage.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue)
-}
-
-// RecordSystemFilesystemProjectLimitDataPoint adds a data point to system.filesystem.project.limit metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemProjectLimitDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue AttributeSystemFilesystemProjectLimitType) {
-	mb.metricSystemFilesystemProjectLimit.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue, systemFilesystemProjectLimitTypeAttributeValue.String())
-}
-
-// RecordSystemFilesystemProjectUsageDataPoint adds a data point to system.filesystem.project.usage metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemProjectUsageDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	mb.metricSystemFilesystemProjectUsage.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue)
-}
-
-// RecordSystemFilesystemProjectsDataPoint adds a data point to system.filesystem.projects metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemProjectsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemProjects.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
-}
-
-// RecordSystemFilesystemShmHeadroomDataPoint adds a data point to system.filesystem.shm.headroom metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemShmHeadroomDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemShmBoundAttributeValue AttributeSystemFilesystemShmBound) {
-	mb.metricSystemFilesystemShmHeadroom.recordDataPoint(mb.startTime, ts, val, k8sPodUIDAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemShmBoundAttributeValue.String())
-}
-
-// RecordSystemFilesystemShmUsageDataPoint adds a data point to system.filesystem.shm.usage metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemShmUsageDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string) {
-	mb.metricSystemFilesystemShmUsage.recordDataPoint(mb.startTime, ts, val, k8sPodUIDAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemMountpointAttributeValue)
-}
-
-// RecordSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
-	mb.metricSystemFilesystemStatus.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStatusAttributeValue.String())
-}
-
-// RecordSystemFilesystemTimeToFullDataPoint adds a data point to system.filesystem.time_to_full metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemTimeToFull.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+func (mb *MetricsBuilder) RecordSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
 // RecordSystemFilesystemUsageDataPoint adds a data point to system.filesystem.usage metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	mb.metricSystemFilesystemUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
+func (mb *MetricsBuilder) RecordSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+	mb.metricSystemFilesystemUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
 }
 
 // RecordSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+func (mb *MetricsBuilder) RecordSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskHealthFilesystemDomainAttributeValue string, diskHealthFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskHealthFilesystemDomainAttributeValue, diskHealthFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

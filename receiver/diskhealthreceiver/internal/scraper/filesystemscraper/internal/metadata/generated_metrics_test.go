@@ -67,39 +67,39 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
-			aggMap["system.filesystem.checkpoint.copies"] = mb.metricSystemFilesystemCheckpointCopies.config.AggregationStrategy
-			aggMap["system.filesystem.checkpoint.duration"] = mb.metricSystemFilesystemCheckpointDuration.config.AggregationStrategy
-			aggMap["system.filesystem.checkpoint.headroom"] = mb.metricSystemFilesystemCheckpointHeadroom.config.AggregationStrategy
-			aggMap["system.filesystem.checkpoint.interval"] = mb.metricSystemFilesystemCheckpointInterval.config.AggregationStrategy
-			aggMap["system.filesystem.checkpoint.next_save"] = mb.metricSystemFilesystemCheckpointNextSave.config.AggregationStrategy
-			aggMap["system.filesystem.checkpoint.size"] = mb.metricSystemFilesystemCheckpointSize.config.AggregationStrategy
-			aggMap["system.filesystem.checkpoint.state"] = mb.metricSystemFilesystemCheckpointState.config.AggregationStrategy
-			aggMap["system.filesystem.checkpoint.throughput"] = mb.metricSystemFilesystemCheckpointThroughput.config.AggregationStrategy
-			aggMap["system.filesystem.checkpoint.writer"] = mb.metricSystemFilesystemCheckpointWriter.config.AggregationStrategy
-			aggMap["system.filesystem.domain.binding_limit"] = mb.metricSystemFilesystemDomainBindingLimit.config.AggregationStrategy
-			aggMap["system.filesystem.domain.headroom"] = mb.metricSystemFilesystemDomainHeadroom.config.AggregationStrategy
-			aggMap["system.filesystem.domain.inodes.headroom"] = mb.metricSystemFilesystemDomainInodesHeadroom.config.AggregationStrategy
-			aggMap["system.filesystem.domain.limit"] = mb.metricSystemFilesystemDomainLimit.config.AggregationStrategy
-			aggMap["system.filesystem.domain.mounts"] = mb.metricSystemFilesystemDomainMounts.config.AggregationStrategy
-			aggMap["system.filesystem.domain.time_to_full"] = mb.metricSystemFilesystemDomainTimeToFull.config.AggregationStrategy
-			aggMap["system.filesystem.domain.usage"] = mb.metricSystemFilesystemDomainUsage.config.AggregationStrategy
-			aggMap["system.filesystem.inodes.usage"] = mb.metricSystemFilesystemInodesUsage.config.AggregationStrategy
-			aggMap["system.filesystem.inodes.utilization"] = mb.metricSystemFilesystemInodesUtilization.config.AggregationStrategy
+			aggMap["disk_health.filesystem.checkpoint.copies"] = mb.metricDiskHealthFilesystemCheckpointCopies.config.AggregationStrategy
+			aggMap["disk_health.filesystem.checkpoint.duration"] = mb.metricDiskHealthFilesystemCheckpointDuration.config.AggregationStrategy
+			aggMap["disk_health.filesystem.checkpoint.headroom"] = mb.metricDiskHealthFilesystemCheckpointHeadroom.config.AggregationStrategy
+			aggMap["disk_health.filesystem.checkpoint.interval"] = mb.metricDiskHealthFilesystemCheckpointInterval.config.AggregationStrategy
+			aggMap["disk_health.filesystem.checkpoint.next_save"] = mb.metricDiskHealthFilesystemCheckpointNextSave.config.AggregationStrategy
+			aggMap["disk_health.filesystem.checkpoint.size"] = mb.metricDiskHealthFilesystemCheckpointSize.config.AggregationStrategy
+			aggMap["disk_health.filesystem.checkpoint.state"] = mb.metricDiskHealthFilesystemCheckpointState.config.AggregationStrategy
+			aggMap["disk_health.filesystem.checkpoint.throughput"] = mb.metricDiskHealthFilesystemCheckpointThroughput.config.AggregationStrategy
+			aggMap["disk_health.filesystem.checkpoint.writer"] = mb.metricDiskHealthFilesystemCheckpointWriter.config.AggregationStrategy
+			aggMap["disk_health.filesystem.domain.binding_limit"] = mb.metricDiskHealthFilesystemDomainBindingLimit.config.AggregationStrategy
+			aggMap["disk_health.filesystem.domain.headroom"] = mb.metricDiskHealthFilesystemDomainHeadroom.config.AggregationStrategy
+			aggMap["disk_health.filesystem.domain.inodes.headroom"] = mb.metricDiskHealthFilesystemDomainInodesHeadroom.config.AggregationStrategy
+			aggMap["disk_health.filesystem.domain.limit"] = mb.metricDiskHealthFilesystemDomainLimit.config.AggregationStrategy
+			aggMap["disk_health.filesystem.domain.mounts"] = mb.metricDiskHealthFilesystemDomainMounts.config.AggregationStrategy
+			aggMap["disk_health.filesystem.domain.time_to_full"] = mb.metricDiskHealthFilesystemDomainTimeToFull.config.AggregationStrategy
+			aggMap["disk_health.filesystem.domain.usage"] = mb.metricDiskHealthFilesystemDomainUsage.config.AggregationStrategy
+			aggMap["disk_health.filesystem.inodes.usage"] = mb.metricDiskHealthFilesystemInodesUsage.config.AggregationStrategy
+			aggMap["disk_health.filesystem.inodes.utilization"] = mb.metricDiskHealthFilesystemInodesUtilization.config.AggregationStrategy
+			aggMap["disk_health.filesystem.project.checkpoint.copies"] = mb.metricDiskHealthFilesystemProjectCheckpointCopies.config.AggregationStrategy
+			aggMap["disk_health.filesystem.project.checkpoint.headroom"] = mb.metricDiskHealthFilesystemProjectCheckpointHeadroom.config.AggregationStrategy
+			aggMap["disk_health.filesystem.project.checkpoint.size"] = mb.metricDiskHealthFilesystemProjectCheckpointSize.config.AggregationStrategy
+			aggMap["disk_health.filesystem.project.checkpoint.state"] = mb.metricDiskHealthFilesystemProjectCheckpointState.config.AggregationStrategy
+			aggMap["disk_health.filesystem.project.headroom"] = mb.metricDiskHealthFilesystemProjectHeadroom.config.AggregationStrategy
+			aggMap["disk_health.filesystem.project.inodes.limit"] = mb.metricDiskHealthFilesystemProjectInodesLimit.config.AggregationStrategy
+			aggMap["disk_health.filesystem.project.inodes.usage"] = mb.metricDiskHealthFilesystemProjectInodesUsage.config.AggregationStrategy
+			aggMap["disk_health.filesystem.project.limit"] = mb.metricDiskHealthFilesystemProjectLimit.config.AggregationStrategy
+			aggMap["disk_health.filesystem.project.usage"] = mb.metricDiskHealthFilesystemProjectUsage.config.AggregationStrategy
+			aggMap["disk_health.filesystem.projects"] = mb.metricDiskHealthFilesystemProjects.config.AggregationStrategy
+			aggMap["disk_health.filesystem.shm.headroom"] = mb.metricDiskHealthFilesystemShmHeadroom.config.AggregationStrategy
+			aggMap["disk_health.filesystem.shm.usage"] = mb.metricDiskHealthFilesystemShmUsage.config.AggregationStrategy
+			aggMap["disk_health.filesystem.status"] = mb.metricDiskHealthFilesystemStatus.config.AggregationStrategy
+			aggMap["disk_health.filesystem.time_to_full"] = mb.metricDiskHealthFilesystemTimeToFull.config.AggregationStrategy
 			aggMap["system.filesystem.limit"] = mb.metricSystemFilesystemLimit.config.AggregationStrategy
-			aggMap["system.filesystem.project.checkpoint.copies"] = mb.metricSystemFilesystemProjectCheckpointCopies.config.AggregationStrategy
-			aggMap["system.filesystem.project.checkpoint.headroom"] = mb.metricSystemFilesystemProjectCheckpointHeadroom.config.AggregationStrategy
-			aggMap["system.filesystem.project.checkpoint.size"] = mb.metricSystemFilesystemProjectCheckpointSize.config.AggregationStrategy
-			aggMap["system.filesystem.project.checkpoint.state"] = mb.metricSystemFilesystemProjectCheckpointState.config.AggregationStrategy
-			aggMap["system.filesystem.project.headroom"] = mb.metricSystemFilesystemProjectHeadroom.config.AggregationStrategy
-			aggMap["system.filesystem.project.inodes.limit"] = mb.metricSystemFilesystemProjectInodesLimit.config.AggregationStrategy
-			aggMap["system.filesystem.project.inodes.usage"] = mb.metricSystemFilesystemProjectInodesUsage.config.AggregationStrategy
-			aggMap["system.filesystem.project.limit"] = mb.metricSystemFilesystemProjectLimit.config.AggregationStrategy
-			aggMap["system.filesystem.project.usage"] = mb.metricSystemFilesystemProjectUsage.config.AggregationStrategy
-			aggMap["system.filesystem.projects"] = mb.metricSystemFilesystemProjects.config.AggregationStrategy
-			aggMap["system.filesystem.shm.headroom"] = mb.metricSystemFilesystemShmHeadroom.config.AggregationStrategy
-			aggMap["system.filesystem.shm.usage"] = mb.metricSystemFilesystemShmUsage.config.AggregationStrategy
-			aggMap["system.filesystem.status"] = mb.metricSystemFilesystemStatus.config.AggregationStrategy
-			aggMap["system.filesystem.time_to_full"] = mb.metricSystemFilesystemTimeToFull.config.AggregationStrategy
 			aggMap["system.filesystem.usage"] = mb.metricSystemFilesystemUsage.config.AggregationStrategy
 			aggMap["system.filesystem.utilization"] = mb.metricSystemFilesystemUtilization.config.AggregationStrategy
 
@@ -112,253 +112,253 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemCheckpointCopiesDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemCheckpointRotationBeforeSave)
+			mb.RecordDiskHealthFilesystemCheckpointCopiesDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val", AttributeDiskHealthFilesystemCheckpointRotationBeforeSave)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemCheckpointCopiesDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemCheckpointRotationAfterSave)
+				mb.RecordDiskHealthFilesystemCheckpointCopiesDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeDiskHealthFilesystemCheckpointRotationAfterSave)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemCheckpointDurationDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			mb.RecordDiskHealthFilesystemCheckpointDurationDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemCheckpointDurationDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+				mb.RecordDiskHealthFilesystemCheckpointDurationDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemCheckpointHeadroomDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			mb.RecordDiskHealthFilesystemCheckpointHeadroomDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemCheckpointHeadroomDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+				mb.RecordDiskHealthFilesystemCheckpointHeadroomDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemCheckpointIntervalDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			mb.RecordDiskHealthFilesystemCheckpointIntervalDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemCheckpointIntervalDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+				mb.RecordDiskHealthFilesystemCheckpointIntervalDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemCheckpointNextSaveDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			mb.RecordDiskHealthFilesystemCheckpointNextSaveDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemCheckpointNextSaveDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+				mb.RecordDiskHealthFilesystemCheckpointNextSaveDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemCheckpointSizeDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemCheckpointPercentileP50)
+			mb.RecordDiskHealthFilesystemCheckpointSizeDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val", AttributeDiskHealthFilesystemCheckpointPercentileP50)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemCheckpointSizeDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemCheckpointPercentileP90)
+				mb.RecordDiskHealthFilesystemCheckpointSizeDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeDiskHealthFilesystemCheckpointPercentileP90)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemCheckpointStateDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemCheckpointStateFits)
+			mb.RecordDiskHealthFilesystemCheckpointStateDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val", AttributeDiskHealthFilesystemCheckpointStateFits)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemCheckpointStateDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemCheckpointStateTight)
+				mb.RecordDiskHealthFilesystemCheckpointStateDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeDiskHealthFilesystemCheckpointStateTight)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemCheckpointThroughputDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			mb.RecordDiskHealthFilesystemCheckpointThroughputDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemCheckpointThroughputDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+				mb.RecordDiskHealthFilesystemCheckpointThroughputDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemCheckpointWriterDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", "cgroup.path-val", "k8s.pod.uid-val", "container.id-val")
+			mb.RecordDiskHealthFilesystemCheckpointWriterDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val", "cgroup.path-val", "k8s.pod.uid-val", "container.id-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemCheckpointWriterDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", "cgroup.path-val-2", "k8s.pod.uid-val-2", "container.id-val-2")
+				mb.RecordDiskHealthFilesystemCheckpointWriterDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2", "cgroup.path-val-2", "k8s.pod.uid-val-2", "container.id-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemDomainBindingLimitDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemLimitNameFreeBlocks)
+			mb.RecordDiskHealthFilesystemDomainBindingLimitDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val", AttributeDiskHealthFilesystemLimitNameFreeBlocks)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemDomainBindingLimitDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemLimitNameNodefsEvictionHard)
+				mb.RecordDiskHealthFilesystemDomainBindingLimitDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeDiskHealthFilesystemLimitNameNodefsEvictionHard)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemDomainHeadroomDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemLimitNameFreeBlocks)
+			mb.RecordDiskHealthFilesystemDomainHeadroomDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val", AttributeDiskHealthFilesystemLimitNameFreeBlocks)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemDomainHeadroomDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemLimitNameNodefsEvictionHard)
+				mb.RecordDiskHealthFilesystemDomainHeadroomDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeDiskHealthFilesystemLimitNameNodefsEvictionHard)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemDomainInodesHeadroomDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemLimitNameFreeBlocks)
+			mb.RecordDiskHealthFilesystemDomainInodesHeadroomDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val", AttributeDiskHealthFilesystemLimitNameFreeBlocks)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemDomainInodesHeadroomDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemLimitNameNodefsEvictionHard)
+				mb.RecordDiskHealthFilesystemDomainInodesHeadroomDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeDiskHealthFilesystemLimitNameNodefsEvictionHard)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemDomainLimitDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			mb.RecordDiskHealthFilesystemDomainLimitDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemDomainLimitDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+				mb.RecordDiskHealthFilesystemDomainLimitDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemDomainMountsDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			mb.RecordDiskHealthFilesystemDomainMountsDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemDomainMountsDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+				mb.RecordDiskHealthFilesystemDomainMountsDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemDomainTimeToFullDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			mb.RecordDiskHealthFilesystemDomainTimeToFullDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemDomainTimeToFullDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+				mb.RecordDiskHealthFilesystemDomainTimeToFullDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemDomainUsageDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
+			mb.RecordDiskHealthFilesystemDomainUsageDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemDomainUsageDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
+				mb.RecordDiskHealthFilesystemDomainUsageDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
+			mb.RecordDiskHealthFilesystemInodesUsageDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
+				mb.RecordDiskHealthFilesystemInodesUsageDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			mb.RecordDiskHealthFilesystemInodesUtilizationDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+				mb.RecordDiskHealthFilesystemInodesUtilizationDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemLimitDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			mb.RecordDiskHealthFilesystemProjectCheckpointCopiesDataPoint(ts, 1, "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", 33, "disk_health.filesystem.project.name-val", "disk_health.filesystem.project.directory-val", AttributeDiskHealthFilesystemCheckpointRotationBeforeSave)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemLimitDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+				mb.RecordDiskHealthFilesystemProjectCheckpointCopiesDataPoint(ts, 3, "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", 34, "disk_health.filesystem.project.name-val-2", "disk_health.filesystem.project.directory-val-2", AttributeDiskHealthFilesystemCheckpointRotationAfterSave)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemProjectCheckpointCopiesDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val", AttributeSystemFilesystemCheckpointRotationBeforeSave)
+			mb.RecordDiskHealthFilesystemProjectCheckpointHeadroomDataPoint(ts, 1, "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", 33, "disk_health.filesystem.project.name-val", "disk_health.filesystem.project.directory-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemProjectCheckpointCopiesDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2", AttributeSystemFilesystemCheckpointRotationAfterSave)
+				mb.RecordDiskHealthFilesystemProjectCheckpointHeadroomDataPoint(ts, 3, "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", 34, "disk_health.filesystem.project.name-val-2", "disk_health.filesystem.project.directory-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemProjectCheckpointHeadroomDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val")
+			mb.RecordDiskHealthFilesystemProjectCheckpointSizeDataPoint(ts, 1, "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", 33, "disk_health.filesystem.project.name-val", "disk_health.filesystem.project.directory-val", AttributeDiskHealthFilesystemCheckpointPercentileP50)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemProjectCheckpointHeadroomDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2")
+				mb.RecordDiskHealthFilesystemProjectCheckpointSizeDataPoint(ts, 3, "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", 34, "disk_health.filesystem.project.name-val-2", "disk_health.filesystem.project.directory-val-2", AttributeDiskHealthFilesystemCheckpointPercentileP90)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemProjectCheckpointSizeDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val", AttributeSystemFilesystemCheckpointPercentileP50)
+			mb.RecordDiskHealthFilesystemProjectCheckpointStateDataPoint(ts, 1, "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", 33, "disk_health.filesystem.project.name-val", "disk_health.filesystem.project.directory-val", AttributeDiskHealthFilesystemCheckpointStateFits)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemProjectCheckpointSizeDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2", AttributeSystemFilesystemCheckpointPercentileP90)
+				mb.RecordDiskHealthFilesystemProjectCheckpointStateDataPoint(ts, 3, "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", 34, "disk_health.filesystem.project.name-val-2", "disk_health.filesystem.project.directory-val-2", AttributeDiskHealthFilesystemCheckpointStateTight)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemProjectCheckpointStateDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val", AttributeSystemFilesystemCheckpointStateFits)
+			mb.RecordDiskHealthFilesystemProjectHeadroomDataPoint(ts, 1, "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", 33, "disk_health.filesystem.project.name-val", "disk_health.filesystem.project.directory-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemProjectCheckpointStateDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2", AttributeSystemFilesystemCheckpointStateTight)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordSystemFilesystemProjectHeadroomDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemProjectHeadroomDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2")
+				mb.RecordDiskHealthFilesystemProjectHeadroomDataPoint(ts, 3, "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", 34, "disk_health.filesystem.project.name-val-2", "disk_health.filesystem.project.directory-val-2")
 			}
 
 			allMetricsCount++
-			mb.RecordSystemFilesystemProjectInodesLimitDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val", AttributeSystemFilesystemProjectLimitTypeHard)
+			mb.RecordDiskHealthFilesystemProjectInodesLimitDataPoint(ts, 1, "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", 33, "disk_health.filesystem.project.name-val", "disk_health.filesystem.project.directory-val", AttributeDiskHealthFilesystemProjectLimitTypeHard)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemProjectInodesLimitDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2", AttributeSystemFilesystemProjectLimitTypeSoft)
+				mb.RecordDiskHealthFilesystemProjectInodesLimitDataPoint(ts, 3, "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", 34, "disk_health.filesystem.project.name-val-2", "disk_health.filesystem.project.directory-val-2", AttributeDiskHealthFilesystemProjectLimitTypeSoft)
 			}
 
 			allMetricsCount++
-			mb.RecordSystemFilesystemProjectInodesUsageDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val")
+			mb.RecordDiskHealthFilesystemProjectInodesUsageDataPoint(ts, 1, "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", 33, "disk_health.filesystem.project.name-val", "disk_health.filesystem.project.directory-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemProjectInodesUsageDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2")
+				mb.RecordDiskHealthFilesystemProjectInodesUsageDataPoint(ts, 3, "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", 34, "disk_health.filesystem.project.name-val-2", "disk_health.filesystem.project.directory-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemProjectLimitDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val", AttributeSystemFilesystemProjectLimitTypeHard)
+			mb.RecordDiskHealthFilesystemProjectLimitDataPoint(ts, 1, "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", 33, "disk_health.filesystem.project.name-val", "disk_health.filesystem.project.directory-val", AttributeDiskHealthFilesystemProjectLimitTypeHard)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemProjectLimitDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2", AttributeSystemFilesystemProjectLimitTypeSoft)
+				mb.RecordDiskHealthFilesystemProjectLimitDataPoint(ts, 3, "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", 34, "disk_health.filesystem.project.name-val-2", "disk_health.filesystem.project.directory-val-2", AttributeDiskHealthFilesystemProjectLimitTypeSoft)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemProjectUsageDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val")
+			mb.RecordDiskHealthFilesystemProjectUsageDataPoint(ts, 1, "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", 33, "disk_health.filesystem.project.name-val", "disk_health.filesystem.project.directory-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemProjectUsageDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2")
+				mb.RecordDiskHealthFilesystemProjectUsageDataPoint(ts, 3, "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", 34, "disk_health.filesystem.project.name-val-2", "disk_health.filesystem.project.directory-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemProjectsDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			mb.RecordDiskHealthFilesystemProjectsDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemProjectsDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+				mb.RecordDiskHealthFilesystemProjectsDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemShmHeadroomDataPoint(ts, 1, "k8s.pod.uid-val", "system.filesystem.domain-val", "system.filesystem.mountpoint-val", AttributeSystemFilesystemShmBoundTmpfs)
+			mb.RecordDiskHealthFilesystemShmHeadroomDataPoint(ts, 1, "k8s.pod.uid-val", "disk_health.filesystem.domain-val", "system.filesystem.mountpoint-val", AttributeDiskHealthFilesystemShmBoundTmpfs)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemShmHeadroomDataPoint(ts, 3, "k8s.pod.uid-val-2", "system.filesystem.domain-val-2", "system.filesystem.mountpoint-val-2", AttributeSystemFilesystemShmBoundCgroupMemory)
+				mb.RecordDiskHealthFilesystemShmHeadroomDataPoint(ts, 3, "k8s.pod.uid-val-2", "disk_health.filesystem.domain-val-2", "system.filesystem.mountpoint-val-2", AttributeDiskHealthFilesystemShmBoundCgroupMemory)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemShmUsageDataPoint(ts, 1, "k8s.pod.uid-val", "system.filesystem.domain-val", "system.filesystem.mountpoint-val")
+			mb.RecordDiskHealthFilesystemShmUsageDataPoint(ts, 1, "k8s.pod.uid-val", "disk_health.filesystem.domain-val", "system.filesystem.mountpoint-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemShmUsageDataPoint(ts, 3, "k8s.pod.uid-val-2", "system.filesystem.domain-val-2", "system.filesystem.mountpoint-val-2")
+				mb.RecordDiskHealthFilesystemShmUsageDataPoint(ts, 3, "k8s.pod.uid-val-2", "disk_health.filesystem.domain-val-2", "system.filesystem.mountpoint-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemStatusDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStatusOk)
+			mb.RecordDiskHealthFilesystemStatusDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeDiskHealthFilesystemStatusOk)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemStatusDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStatusTimeout)
+				mb.RecordDiskHealthFilesystemStatusDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeDiskHealthFilesystemStatusTimeout)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			mb.RecordDiskHealthFilesystemTimeToFullDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+				mb.RecordDiskHealthFilesystemTimeToFullDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemUsageDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
+			mb.RecordSystemFilesystemLimitDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemUsageDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
+				mb.RecordSystemFilesystemLimitDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemUtilizationDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			mb.RecordSystemFilesystemUsageDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemUtilizationDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+				mb.RecordSystemFilesystemUsageDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemUtilizationDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemUtilizationDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
 			}
 
 			rb := mb.NewResourceBuilder()
-			rb.SetDiskMajorMinor("disk.major_minor-val")
+			rb.SetDiskHealthDiskMajorMinor("disk_health.disk.major_minor-val")
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
-				assert.Empty(t, mb.metricSystemFilesystemCheckpointCopies.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemCheckpointDuration.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemCheckpointHeadroom.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemCheckpointInterval.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemCheckpointNextSave.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemCheckpointSize.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemCheckpointState.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemCheckpointThroughput.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemCheckpointWriter.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemDomainBindingLimit.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemDomainHeadroom.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemDomainInodesHeadroom.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemDomainLimit.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemDomainMounts.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemDomainTimeToFull.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemDomainUsage.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemInodesUsage.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemInodesUtilization.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemCheckpointCopies.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemCheckpointDuration.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemCheckpointHeadroom.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemCheckpointInterval.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemCheckpointNextSave.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemCheckpointSize.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemCheckpointState.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemCheckpointThroughput.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemCheckpointWriter.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemDomainBindingLimit.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemDomainHeadroom.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemDomainInodesHeadroom.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemDomainLimit.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemDomainMounts.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemDomainTimeToFull.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemDomainUsage.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemInodesUsage.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemInodesUtilization.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemProjectCheckpointCopies.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemProjectCheckpointHeadroom.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemProjectCheckpointSize.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemProjectCheckpointState.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemProjectHeadroom.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemProjectInodesLimit.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemProjectInodesUsage.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemProjectLimit.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemProjectUsage.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemProjects.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemShmHeadroom.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemShmUsage.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemStatus.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthFilesystemTimeToFull.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemLimit.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemProjectCheckpointCopies.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemProjectCheckpointHeadroom.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemProjectCheckpointSize.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemProjectCheckpointState.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemProjectHeadroom.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemProjectInodesLimit.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemProjectInodesUsage.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemProjectLimit.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemProjectUsage.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemProjects.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemShmHeadroom.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemShmUsage.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemStatus.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemTimeToFull.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemUsage.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemUtilization.aggDataPoints)
 			}
@@ -388,10 +388,10 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
-				case "system.filesystem.checkpoint.copies":
+				case "disk_health.filesystem.checkpoint.copies":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.copies"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.copies")
-						validatedMetrics["system.filesystem.checkpoint.copies"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.copies"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.copies")
+						validatedMetrics["disk_health.filesystem.checkpoint.copies"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Copies the job keeps (keep-N), learned from the saves seen before the first that removed one; with the rotation pattern. Emitted once known. Not in semantic conventions.", mi.Description())
@@ -404,21 +404,21 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						systemFilesystemCheckpointRotationAttrVal, ok := dp.Attributes().Get("system.filesystem.checkpoint.rotation")
+						diskHealthFilesystemCheckpointRotationAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.checkpoint.rotation")
 						assert.True(t, ok)
-						assert.Equal(t, "before_save", systemFilesystemCheckpointRotationAttrVal.Str())
+						assert.Equal(t, "before_save", diskHealthFilesystemCheckpointRotationAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.copies"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.copies")
-						validatedMetrics["system.filesystem.checkpoint.copies"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.copies"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.copies")
+						validatedMetrics["disk_health.filesystem.checkpoint.copies"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Copies the job keeps (keep-N), learned from the saves seen before the first that removed one; with the rotation pattern. Emitted once known. Not in semantic conventions.", mi.Description())
@@ -427,7 +427,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.checkpoint.copies"] {
+						switch aggMap["disk_health.filesystem.checkpoint.copies"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -439,19 +439,19 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.checkpoint.rotation")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.checkpoint.rotation")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.checkpoint.duration":
+				case "disk_health.filesystem.checkpoint.duration":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.duration"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.duration")
-						validatedMetrics["system.filesystem.checkpoint.duration"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.duration"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.duration")
+						validatedMetrics["disk_health.filesystem.checkpoint.duration"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Time the last checkpoint save took (its write burst), GPU time spent blocked when saves are synchronous. Not in semantic conventions.", mi.Description())
@@ -464,18 +464,18 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.duration"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.duration")
-						validatedMetrics["system.filesystem.checkpoint.duration"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.duration"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.duration")
+						validatedMetrics["disk_health.filesystem.checkpoint.duration"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Time the last checkpoint save took (its write burst), GPU time spent blocked when saves are synchronous. Not in semantic conventions.", mi.Description())
@@ -484,7 +484,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.filesystem.checkpoint.duration"] {
+						switch aggMap["disk_health.filesystem.checkpoint.duration"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -496,20 +496,20 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.checkpoint.headroom":
+				case "disk_health.filesystem.checkpoint.headroom":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.headroom"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.headroom")
-						validatedMetrics["system.filesystem.checkpoint.headroom"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.headroom"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.headroom")
+						validatedMetrics["disk_health.filesystem.checkpoint.headroom"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Free space is the headroom of the binding limit (system.filesystem.domain.binding_limit). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Free space is the headroom of the binding limit (disk_health.filesystem.domain.binding_limit). Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -519,27 +519,27 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.headroom"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.headroom")
-						validatedMetrics["system.filesystem.checkpoint.headroom"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.headroom"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.headroom")
+						validatedMetrics["disk_health.filesystem.checkpoint.headroom"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Free space is the headroom of the binding limit (system.filesystem.domain.binding_limit). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Free space is the headroom of the binding limit (disk_health.filesystem.domain.binding_limit). Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.checkpoint.headroom"] {
+						switch aggMap["disk_health.filesystem.checkpoint.headroom"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -551,17 +551,17 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.checkpoint.interval":
+				case "disk_health.filesystem.checkpoint.interval":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.interval"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.interval")
-						validatedMetrics["system.filesystem.checkpoint.interval"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.interval"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.interval")
+						validatedMetrics["disk_health.filesystem.checkpoint.interval"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Median time between the starts of the last checkpoint saves on the domain. Not in semantic conventions.", mi.Description())
@@ -574,18 +574,18 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.interval"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.interval")
-						validatedMetrics["system.filesystem.checkpoint.interval"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.interval"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.interval")
+						validatedMetrics["disk_health.filesystem.checkpoint.interval"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Median time between the starts of the last checkpoint saves on the domain. Not in semantic conventions.", mi.Description())
@@ -594,7 +594,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.filesystem.checkpoint.interval"] {
+						switch aggMap["disk_health.filesystem.checkpoint.interval"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -606,17 +606,17 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.checkpoint.next_save":
+				case "disk_health.filesystem.checkpoint.next_save":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.next_save"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.next_save")
-						validatedMetrics["system.filesystem.checkpoint.next_save"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.next_save"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.next_save")
+						validatedMetrics["disk_health.filesystem.checkpoint.next_save"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Time until the next checkpoint save is expected to start (0 when one is due or running). Not in semantic conventions.", mi.Description())
@@ -629,18 +629,18 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.next_save"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.next_save")
-						validatedMetrics["system.filesystem.checkpoint.next_save"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.next_save"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.next_save")
+						validatedMetrics["disk_health.filesystem.checkpoint.next_save"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Time until the next checkpoint save is expected to start (0 when one is due or running). Not in semantic conventions.", mi.Description())
@@ -649,7 +649,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.filesystem.checkpoint.next_save"] {
+						switch aggMap["disk_health.filesystem.checkpoint.next_save"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -661,17 +661,17 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.checkpoint.size":
+				case "disk_health.filesystem.checkpoint.size":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.size"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.size")
-						validatedMetrics["system.filesystem.checkpoint.size"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.size"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.size")
+						validatedMetrics["disk_health.filesystem.checkpoint.size"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Learned size of a checkpoint save (p50 and p90 of the last five), net of the background's growth during it. Not in semantic conventions.", mi.Description())
@@ -684,21 +684,21 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						systemFilesystemCheckpointPercentileAttrVal, ok := dp.Attributes().Get("system.filesystem.checkpoint.percentile")
+						diskHealthFilesystemCheckpointPercentileAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.checkpoint.percentile")
 						assert.True(t, ok)
-						assert.Equal(t, "p50", systemFilesystemCheckpointPercentileAttrVal.Str())
+						assert.Equal(t, "p50", diskHealthFilesystemCheckpointPercentileAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.size"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.size")
-						validatedMetrics["system.filesystem.checkpoint.size"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.size"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.size")
+						validatedMetrics["disk_health.filesystem.checkpoint.size"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Learned size of a checkpoint save (p50 and p90 of the last five), net of the background's growth during it. Not in semantic conventions.", mi.Description())
@@ -707,7 +707,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.checkpoint.size"] {
+						switch aggMap["disk_health.filesystem.checkpoint.size"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -719,19 +719,19 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.checkpoint.percentile")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.checkpoint.percentile")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.checkpoint.state":
+				case "disk_health.filesystem.checkpoint.state":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.state"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.state")
-						validatedMetrics["system.filesystem.checkpoint.state"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.state"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.state")
+						validatedMetrics["disk_health.filesystem.checkpoint.state"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). A domain whose learned pattern is lost stays on state learning (the other checkpoint metrics stop) and a disk_health.checkpoint.relearning event says why, once; a domain that never had a pattern has no checkpoint series, unless another writer fills it before a save could come: then the state set is on will_fail alone, with its event. Not in semantic conventions.", mi.Description())
@@ -746,21 +746,21 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						systemFilesystemCheckpointStateAttrVal, ok := dp.Attributes().Get("system.filesystem.checkpoint.state")
+						diskHealthFilesystemCheckpointStateAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.checkpoint.state")
 						assert.True(t, ok)
-						assert.Equal(t, "fits", systemFilesystemCheckpointStateAttrVal.Str())
+						assert.Equal(t, "fits", diskHealthFilesystemCheckpointStateAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.state"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.state")
-						validatedMetrics["system.filesystem.checkpoint.state"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.state"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.state")
+						validatedMetrics["disk_health.filesystem.checkpoint.state"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). A domain whose learned pattern is lost stays on state learning (the other checkpoint metrics stop) and a disk_health.checkpoint.relearning event says why, once; a domain that never had a pattern has no checkpoint series, unless another writer fills it before a save could come: then the state set is on will_fail alone, with its event. Not in semantic conventions.", mi.Description())
@@ -771,7 +771,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.checkpoint.state"] {
+						switch aggMap["disk_health.filesystem.checkpoint.state"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -783,19 +783,19 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.checkpoint.state")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.checkpoint.state")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.checkpoint.throughput":
+				case "disk_health.filesystem.checkpoint.throughput":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.throughput"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.throughput")
-						validatedMetrics["system.filesystem.checkpoint.throughput"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.throughput"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.throughput")
+						validatedMetrics["disk_health.filesystem.checkpoint.throughput"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Write rate of the last checkpoint save (its size over its duration). Not in semantic conventions.", mi.Description())
@@ -808,18 +808,18 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.throughput"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.throughput")
-						validatedMetrics["system.filesystem.checkpoint.throughput"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.throughput"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.throughput")
+						validatedMetrics["disk_health.filesystem.checkpoint.throughput"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Write rate of the last checkpoint save (its size over its duration). Not in semantic conventions.", mi.Description())
@@ -828,7 +828,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.filesystem.checkpoint.throughput"] {
+						switch aggMap["disk_health.filesystem.checkpoint.throughput"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -840,17 +840,17 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.checkpoint.writer":
+				case "disk_health.filesystem.checkpoint.writer":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.writer"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.writer")
-						validatedMetrics["system.filesystem.checkpoint.writer"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.writer"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.writer")
+						validatedMetrics["disk_health.filesystem.checkpoint.writer"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "The cgroup (and, where its path names them, the pod and container) that wrote the domain's last attributed checkpoint save: 1 on one series per domain, emitted with the other checkpoint metrics once a writer has been named. Not in semantic conventions.", mi.Description())
@@ -863,12 +863,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
@@ -882,8 +882,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "container.id-val", containerIDAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.checkpoint.writer"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.writer")
-						validatedMetrics["system.filesystem.checkpoint.writer"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.checkpoint.writer"], "Found a duplicate in the metrics slice: disk_health.filesystem.checkpoint.writer")
+						validatedMetrics["disk_health.filesystem.checkpoint.writer"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "The cgroup (and, where its path names them, the pod and container) that wrote the domain's last attributed checkpoint save: 1 on one series per domain, emitted with the other checkpoint metrics once a writer has been named. Not in semantic conventions.", mi.Description())
@@ -892,7 +892,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.checkpoint.writer"] {
+						switch aggMap["disk_health.filesystem.checkpoint.writer"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -904,9 +904,9 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
@@ -917,10 +917,10 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("container.id")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.domain.binding_limit":
+				case "disk_health.filesystem.domain.binding_limit":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.domain.binding_limit"], "Found a duplicate in the metrics slice: system.filesystem.domain.binding_limit")
-						validatedMetrics["system.filesystem.domain.binding_limit"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.domain.binding_limit"], "Found a duplicate in the metrics slice: disk_health.filesystem.domain.binding_limit")
+						validatedMetrics["disk_health.filesystem.domain.binding_limit"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.", mi.Description())
@@ -935,21 +935,21 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						systemFilesystemLimitNameAttrVal, ok := dp.Attributes().Get("system.filesystem.limit.name")
+						diskHealthFilesystemLimitNameAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.limit.name")
 						assert.True(t, ok)
-						assert.Equal(t, "free_blocks", systemFilesystemLimitNameAttrVal.Str())
+						assert.Equal(t, "free_blocks", diskHealthFilesystemLimitNameAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.domain.binding_limit"], "Found a duplicate in the metrics slice: system.filesystem.domain.binding_limit")
-						validatedMetrics["system.filesystem.domain.binding_limit"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.domain.binding_limit"], "Found a duplicate in the metrics slice: disk_health.filesystem.domain.binding_limit")
+						validatedMetrics["disk_health.filesystem.domain.binding_limit"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.", mi.Description())
@@ -960,7 +960,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.domain.binding_limit"] {
+						switch aggMap["disk_health.filesystem.domain.binding_limit"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -972,19 +972,19 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.limit.name")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.limit.name")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.domain.headroom":
+				case "disk_health.filesystem.domain.headroom":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.domain.headroom"], "Found a duplicate in the metrics slice: system.filesystem.domain.headroom")
-						validatedMetrics["system.filesystem.domain.headroom"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.domain.headroom"], "Found a duplicate in the metrics slice: disk_health.filesystem.domain.headroom")
+						validatedMetrics["disk_health.filesystem.domain.headroom"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): free_blocks always; the kubelet's eviction thresholds on its nodefs and imagefs. The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.", mi.Description())
@@ -997,21 +997,21 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						systemFilesystemLimitNameAttrVal, ok := dp.Attributes().Get("system.filesystem.limit.name")
+						diskHealthFilesystemLimitNameAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.limit.name")
 						assert.True(t, ok)
-						assert.Equal(t, "free_blocks", systemFilesystemLimitNameAttrVal.Str())
+						assert.Equal(t, "free_blocks", diskHealthFilesystemLimitNameAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.domain.headroom"], "Found a duplicate in the metrics slice: system.filesystem.domain.headroom")
-						validatedMetrics["system.filesystem.domain.headroom"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.domain.headroom"], "Found a duplicate in the metrics slice: disk_health.filesystem.domain.headroom")
+						validatedMetrics["disk_health.filesystem.domain.headroom"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): free_blocks always; the kubelet's eviction thresholds on its nodefs and imagefs. The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.", mi.Description())
@@ -1020,7 +1020,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.domain.headroom"] {
+						switch aggMap["disk_health.filesystem.domain.headroom"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -1032,19 +1032,19 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.limit.name")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.limit.name")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.domain.inodes.headroom":
+				case "disk_health.filesystem.domain.inodes.headroom":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.domain.inodes.headroom"], "Found a duplicate in the metrics slice: system.filesystem.domain.inodes.headroom")
-						validatedMetrics["system.filesystem.domain.inodes.headroom"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.domain.inodes.headroom"], "Found a duplicate in the metrics slice: disk_health.filesystem.domain.inodes.headroom")
+						validatedMetrics["disk_health.filesystem.domain.inodes.headroom"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Inodes that can still be created on the kubelet's nodefs before nodefs.inodesFree falls below its hard (and soft) eviction threshold. Not in semantic conventions.", mi.Description())
@@ -1057,21 +1057,21 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						systemFilesystemLimitNameAttrVal, ok := dp.Attributes().Get("system.filesystem.limit.name")
+						diskHealthFilesystemLimitNameAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.limit.name")
 						assert.True(t, ok)
-						assert.Equal(t, "free_blocks", systemFilesystemLimitNameAttrVal.Str())
+						assert.Equal(t, "free_blocks", diskHealthFilesystemLimitNameAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.domain.inodes.headroom"], "Found a duplicate in the metrics slice: system.filesystem.domain.inodes.headroom")
-						validatedMetrics["system.filesystem.domain.inodes.headroom"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.domain.inodes.headroom"], "Found a duplicate in the metrics slice: disk_health.filesystem.domain.inodes.headroom")
+						validatedMetrics["disk_health.filesystem.domain.inodes.headroom"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Inodes that can still be created on the kubelet's nodefs before nodefs.inodesFree falls below its hard (and soft) eviction threshold. Not in semantic conventions.", mi.Description())
@@ -1080,7 +1080,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.domain.inodes.headroom"] {
+						switch aggMap["disk_health.filesystem.domain.inodes.headroom"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -1092,19 +1092,19 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.limit.name")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.limit.name")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.domain.limit":
+				case "disk_health.filesystem.domain.limit":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.domain.limit"], "Found a duplicate in the metrics slice: system.filesystem.domain.limit")
-						validatedMetrics["system.filesystem.domain.limit"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.domain.limit"], "Found a duplicate in the metrics slice: disk_health.filesystem.domain.limit")
+						validatedMetrics["disk_health.filesystem.domain.limit"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.", mi.Description())
@@ -1119,18 +1119,18 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.domain.limit"], "Found a duplicate in the metrics slice: system.filesystem.domain.limit")
-						validatedMetrics["system.filesystem.domain.limit"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.domain.limit"], "Found a duplicate in the metrics slice: disk_health.filesystem.domain.limit")
+						validatedMetrics["disk_health.filesystem.domain.limit"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.", mi.Description())
@@ -1141,7 +1141,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.domain.limit"] {
+						switch aggMap["disk_health.filesystem.domain.limit"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -1153,17 +1153,17 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.domain.mounts":
+				case "disk_health.filesystem.domain.mounts":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.domain.mounts"], "Found a duplicate in the metrics slice: system.filesystem.domain.mounts")
-						validatedMetrics["system.filesystem.domain.mounts"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.domain.mounts"], "Found a duplicate in the metrics slice: disk_health.filesystem.domain.mounts")
+						validatedMetrics["disk_health.filesystem.domain.mounts"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Mounts reported on the domain in this scrape (after the filters and the duplicates setting). Not in semantic conventions.", mi.Description())
@@ -1178,18 +1178,18 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.domain.mounts"], "Found a duplicate in the metrics slice: system.filesystem.domain.mounts")
-						validatedMetrics["system.filesystem.domain.mounts"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.domain.mounts"], "Found a duplicate in the metrics slice: disk_health.filesystem.domain.mounts")
+						validatedMetrics["disk_health.filesystem.domain.mounts"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Mounts reported on the domain in this scrape (after the filters and the duplicates setting). Not in semantic conventions.", mi.Description())
@@ -1200,7 +1200,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.domain.mounts"] {
+						switch aggMap["disk_health.filesystem.domain.mounts"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -1212,20 +1212,20 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.domain.time_to_full":
+				case "disk_health.filesystem.domain.time_to_full":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.domain.time_to_full"], "Found a duplicate in the metrics slice: system.filesystem.domain.time_to_full")
-						validatedMetrics["system.filesystem.domain.time_to_full"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.domain.time_to_full"], "Found a duplicate in the metrics slice: disk_health.filesystem.domain.time_to_full")
+						validatedMetrics["disk_health.filesystem.domain.time_to_full"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "system.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "disk_health.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1235,27 +1235,27 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.domain.time_to_full"], "Found a duplicate in the metrics slice: system.filesystem.domain.time_to_full")
-						validatedMetrics["system.filesystem.domain.time_to_full"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.domain.time_to_full"], "Found a duplicate in the metrics slice: disk_health.filesystem.domain.time_to_full")
+						validatedMetrics["disk_health.filesystem.domain.time_to_full"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "system.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "disk_health.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.filesystem.domain.time_to_full"] {
+						switch aggMap["disk_health.filesystem.domain.time_to_full"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -1267,17 +1267,17 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.domain.usage":
+				case "disk_health.filesystem.domain.usage":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.domain.usage"], "Found a duplicate in the metrics slice: system.filesystem.domain.usage")
-						validatedMetrics["system.filesystem.domain.usage"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.domain.usage"], "Found a duplicate in the metrics slice: disk_health.filesystem.domain.usage")
+						validatedMetrics["disk_health.filesystem.domain.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Not in semantic conventions.", mi.Description())
@@ -1292,12 +1292,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
@@ -1305,8 +1305,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "used", systemFilesystemStateAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.domain.usage"], "Found a duplicate in the metrics slice: system.filesystem.domain.usage")
-						validatedMetrics["system.filesystem.domain.usage"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.domain.usage"], "Found a duplicate in the metrics slice: disk_health.filesystem.domain.usage")
+						validatedMetrics["disk_health.filesystem.domain.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Not in semantic conventions.", mi.Description())
@@ -1317,7 +1317,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.domain.usage"] {
+						switch aggMap["disk_health.filesystem.domain.usage"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -1329,19 +1329,19 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.state")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.inodes.usage":
+				case "disk_health.filesystem.inodes.usage":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.inodes.usage"], "Found a duplicate in the metrics slice: system.filesystem.inodes.usage")
-						validatedMetrics["system.filesystem.inodes.usage"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.inodes.usage"], "Found a duplicate in the metrics slice: disk_health.filesystem.inodes.usage")
+						validatedMetrics["disk_health.filesystem.inodes.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Inodes used / free (df -i). Not in semantic conventions (hostmetrics name). Absent for filesystems without a fixed inode count (btrfs).", mi.Description())
@@ -1356,12 +1356,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
 						assert.True(t, ok)
 						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
@@ -1375,8 +1375,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "used", systemFilesystemStateAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.inodes.usage"], "Found a duplicate in the metrics slice: system.filesystem.inodes.usage")
-						validatedMetrics["system.filesystem.inodes.usage"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.inodes.usage"], "Found a duplicate in the metrics slice: disk_health.filesystem.inodes.usage")
+						validatedMetrics["disk_health.filesystem.inodes.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Inodes used / free (df -i). Not in semantic conventions (hostmetrics name). Absent for filesystems without a fixed inode count (btrfs).", mi.Description())
@@ -1387,7 +1387,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.inodes.usage"] {
+						switch aggMap["disk_health.filesystem.inodes.usage"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -1399,9 +1399,9 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mode")
 						assert.False(t, ok)
@@ -1412,10 +1412,10 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("system.filesystem.state")
 						assert.False(t, ok)
 					}
-				case "system.filesystem.inodes.utilization":
+				case "disk_health.filesystem.inodes.utilization":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.inodes.utilization"], "Found a duplicate in the metrics slice: system.filesystem.inodes.utilization")
-						validatedMetrics["system.filesystem.inodes.utilization"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.inodes.utilization"], "Found a duplicate in the metrics slice: disk_health.filesystem.inodes.utilization")
+						validatedMetrics["disk_health.filesystem.inodes.utilization"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Share of inodes in use, 0–1 (df -i IUse%). Not in semantic conventions.", mi.Description())
@@ -1428,12 +1428,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
 						assert.True(t, ok)
 						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
@@ -1444,8 +1444,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.filesystem.inodes.utilization"], "Found a duplicate in the metrics slice: system.filesystem.inodes.utilization")
-						validatedMetrics["system.filesystem.inodes.utilization"] = true
+						assert.False(t, validatedMetrics["disk_health.filesystem.inodes.utilization"], "Found a duplicate in the metrics slice: disk_health.filesystem.inodes.utilization")
+						validatedMetrics["disk_health.filesystem.inodes.utilization"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Share of inodes in use, 0–1 (df -i IUse%). Not in semantic conventions.", mi.Description())
@@ -1454,7 +1454,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.filesystem.inodes.utilization"] {
+						switch aggMap["disk_health.filesystem.inodes.utilization"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -1466,11 +1466,889 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mode")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.filesystem.project.checkpoint.copies":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.checkpoint.copies"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.checkpoint.copies")
+						validatedMetrics["disk_health.filesystem.project.checkpoint.copies"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "disk_health.filesystem.checkpoint.copies of a project directory with a hard block quota: the copies its job keeps, with the rotation pattern, learned by the directory's own learner. Emitted once known. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{copy}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
+						diskHealthFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 33, diskHealthFilesystemProjectIDAttrVal.Int())
+						diskHealthFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.name-val", diskHealthFilesystemProjectNameAttrVal.Str())
+						diskHealthFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.directory-val", diskHealthFilesystemProjectDirectoryAttrVal.Str())
+						diskHealthFilesystemCheckpointRotationAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.checkpoint.rotation")
+						assert.True(t, ok)
+						assert.Equal(t, "before_save", diskHealthFilesystemCheckpointRotationAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.checkpoint.copies"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.checkpoint.copies")
+						validatedMetrics["disk_health.filesystem.project.checkpoint.copies"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "disk_health.filesystem.checkpoint.copies of a project directory with a hard block quota: the copies its job keeps, with the rotation pattern, learned by the directory's own learner. Emitted once known. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{copy}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.filesystem.project.checkpoint.copies"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.checkpoint.rotation")
+						assert.False(t, ok)
+					}
+				case "disk_health.filesystem.project.checkpoint.headroom":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.checkpoint.headroom"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.checkpoint.headroom")
+						validatedMetrics["disk_health.filesystem.project.checkpoint.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "disk_health.filesystem.checkpoint.headroom of a project directory with a hard block quota: its own checkpoint learner, fed with the directory's usage and headroom, predicts the next save against the quota (EDQUOT; XFS says ENOSPC) or the filesystem, whichever binds first. Emitted once a save pattern is learned. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
+						diskHealthFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 33, diskHealthFilesystemProjectIDAttrVal.Int())
+						diskHealthFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.name-val", diskHealthFilesystemProjectNameAttrVal.Str())
+						diskHealthFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.directory-val", diskHealthFilesystemProjectDirectoryAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.checkpoint.headroom"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.checkpoint.headroom")
+						validatedMetrics["disk_health.filesystem.project.checkpoint.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "disk_health.filesystem.checkpoint.headroom of a project directory with a hard block quota: its own checkpoint learner, fed with the directory's usage and headroom, predicts the next save against the quota (EDQUOT; XFS says ENOSPC) or the filesystem, whichever binds first. Emitted once a save pattern is learned. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.filesystem.project.checkpoint.headroom"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.False(t, ok)
+					}
+				case "disk_health.filesystem.project.checkpoint.size":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.checkpoint.size"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.checkpoint.size")
+						validatedMetrics["disk_health.filesystem.project.checkpoint.size"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "disk_health.filesystem.checkpoint.size of a project directory with a hard block quota (p50 and p90 of its last five saves). Emitted once a save pattern is learned. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
+						diskHealthFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 33, diskHealthFilesystemProjectIDAttrVal.Int())
+						diskHealthFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.name-val", diskHealthFilesystemProjectNameAttrVal.Str())
+						diskHealthFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.directory-val", diskHealthFilesystemProjectDirectoryAttrVal.Str())
+						diskHealthFilesystemCheckpointPercentileAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.checkpoint.percentile")
+						assert.True(t, ok)
+						assert.Equal(t, "p50", diskHealthFilesystemCheckpointPercentileAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.checkpoint.size"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.checkpoint.size")
+						validatedMetrics["disk_health.filesystem.project.checkpoint.size"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "disk_health.filesystem.checkpoint.size of a project directory with a hard block quota (p50 and p90 of its last five saves). Emitted once a save pattern is learned. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.filesystem.project.checkpoint.size"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.checkpoint.percentile")
+						assert.False(t, ok)
+					}
+				case "disk_health.filesystem.project.checkpoint.state":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.checkpoint.state"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.checkpoint.state")
+						validatedMetrics["disk_health.filesystem.project.checkpoint.state"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "disk_health.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail, learning again after a pattern was lost); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail, once per episode, and a disk_health.checkpoint.relearning event when its pattern is lost. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
+						diskHealthFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 33, diskHealthFilesystemProjectIDAttrVal.Int())
+						diskHealthFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.name-val", diskHealthFilesystemProjectNameAttrVal.Str())
+						diskHealthFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.directory-val", diskHealthFilesystemProjectDirectoryAttrVal.Str())
+						diskHealthFilesystemCheckpointStateAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.checkpoint.state")
+						assert.True(t, ok)
+						assert.Equal(t, "fits", diskHealthFilesystemCheckpointStateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.checkpoint.state"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.checkpoint.state")
+						validatedMetrics["disk_health.filesystem.project.checkpoint.state"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "disk_health.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail, learning again after a pattern was lost); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail, once per episode, and a disk_health.checkpoint.relearning event when its pattern is lost. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.filesystem.project.checkpoint.state"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.checkpoint.state")
+						assert.False(t, ok)
+					}
+				case "disk_health.filesystem.project.headroom":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.headroom"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.headroom")
+						validatedMetrics["disk_health.filesystem.project.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes that can still be written to a project directory: min(its hard block limit − its usage, the headroom of its filesystem's binding limit); the filesystem's alone without a hard limit. Negative once past it. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
+						diskHealthFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 33, diskHealthFilesystemProjectIDAttrVal.Int())
+						diskHealthFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.name-val", diskHealthFilesystemProjectNameAttrVal.Str())
+						diskHealthFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.directory-val", diskHealthFilesystemProjectDirectoryAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.headroom"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.headroom")
+						validatedMetrics["disk_health.filesystem.project.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes that can still be written to a project directory: min(its hard block limit − its usage, the headroom of its filesystem's binding limit); the filesystem's alone without a hard limit. Negative once past it. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.filesystem.project.headroom"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.False(t, ok)
+					}
+				case "disk_health.filesystem.project.inodes.limit":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.inodes.limit"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.inodes.limit")
+						validatedMetrics["disk_health.filesystem.project.inodes.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "A project directory's inode quota limits (only those set). Off by default, as inode quotas seldom bind a checkpoint directory and they double the series per project. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
+						diskHealthFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 33, diskHealthFilesystemProjectIDAttrVal.Int())
+						diskHealthFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.name-val", diskHealthFilesystemProjectNameAttrVal.Str())
+						diskHealthFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.directory-val", diskHealthFilesystemProjectDirectoryAttrVal.Str())
+						diskHealthFilesystemProjectLimitTypeAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.limit.type")
+						assert.True(t, ok)
+						assert.Equal(t, "hard", diskHealthFilesystemProjectLimitTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.inodes.limit"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.inodes.limit")
+						validatedMetrics["disk_health.filesystem.project.inodes.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "A project directory's inode quota limits (only those set). Off by default, as inode quotas seldom bind a checkpoint directory and they double the series per project. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.filesystem.project.inodes.limit"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.limit.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.filesystem.project.inodes.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.inodes.usage"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.inodes.usage")
+						validatedMetrics["disk_health.filesystem.project.inodes.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Inodes charged to a project directory's quota. Off by default (see disk_health.filesystem.project.inodes.limit). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
+						diskHealthFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 33, diskHealthFilesystemProjectIDAttrVal.Int())
+						diskHealthFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.name-val", diskHealthFilesystemProjectNameAttrVal.Str())
+						diskHealthFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.directory-val", diskHealthFilesystemProjectDirectoryAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.inodes.usage"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.inodes.usage")
+						validatedMetrics["disk_health.filesystem.project.inodes.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Inodes charged to a project directory's quota. Off by default (see disk_health.filesystem.project.inodes.limit). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.filesystem.project.inodes.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.False(t, ok)
+					}
+				case "disk_health.filesystem.project.limit":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.limit"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.limit")
+						validatedMetrics["disk_health.filesystem.project.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "A project directory's block quota limits in bytes (only those set). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
+						diskHealthFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 33, diskHealthFilesystemProjectIDAttrVal.Int())
+						diskHealthFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.name-val", diskHealthFilesystemProjectNameAttrVal.Str())
+						diskHealthFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.directory-val", diskHealthFilesystemProjectDirectoryAttrVal.Str())
+						diskHealthFilesystemProjectLimitTypeAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.limit.type")
+						assert.True(t, ok)
+						assert.Equal(t, "hard", diskHealthFilesystemProjectLimitTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.limit"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.limit")
+						validatedMetrics["disk_health.filesystem.project.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "A project directory's block quota limits in bytes (only those set). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.filesystem.project.limit"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.limit.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.filesystem.project.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.usage"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.usage")
+						validatedMetrics["disk_health.filesystem.project.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes charged to a project directory's quota: what du -sB1 of the tree finds, read from the filesystem's project quota instead of walking it. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
+						diskHealthFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 33, diskHealthFilesystemProjectIDAttrVal.Int())
+						diskHealthFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.name-val", diskHealthFilesystemProjectNameAttrVal.Str())
+						diskHealthFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.project.directory-val", diskHealthFilesystemProjectDirectoryAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.filesystem.project.usage"], "Found a duplicate in the metrics slice: disk_health.filesystem.project.usage")
+						validatedMetrics["disk_health.filesystem.project.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes charged to a project directory's quota: what du -sB1 of the tree finds, read from the filesystem's project quota instead of walking it. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.filesystem.project.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.project.directory")
+						assert.False(t, ok)
+					}
+				case "disk_health.filesystem.projects":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.filesystem.projects"], "Found a duplicate in the metrics slice: disk_health.filesystem.projects")
+						validatedMetrics["disk_health.filesystem.projects"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Project quota records on the filesystem (project 0 aside), all of them, however many are reported per project. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{project}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.filesystem.projects"], "Found a duplicate in the metrics slice: disk_health.filesystem.projects")
+						validatedMetrics["disk_health.filesystem.projects"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Project quota records on the filesystem (project 0 aside), all of them, however many are reported per project. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{project}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.filesystem.projects"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.filesystem.shm.headroom":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.filesystem.shm.headroom"], "Found a duplicate in the metrics slice: disk_health.filesystem.shm.headroom")
+						validatedMetrics["disk_health.filesystem.shm.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						k8sPodUIDAttrVal, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						diskHealthFilesystemShmBoundAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.shm.bound")
+						assert.True(t, ok)
+						assert.Equal(t, "tmpfs", diskHealthFilesystemShmBoundAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.filesystem.shm.headroom"], "Found a duplicate in the metrics slice: disk_health.filesystem.shm.headroom")
+						validatedMetrics["disk_health.filesystem.shm.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.filesystem.shm.headroom"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.shm.bound")
+						assert.False(t, ok)
+					}
+				case "disk_health.filesystem.shm.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.filesystem.shm.usage"], "Found a duplicate in the metrics slice: disk_health.filesystem.shm.usage")
+						validatedMetrics["disk_health.filesystem.shm.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes used in a pod's memory-backed emptyDir (tmpfs f_blocks − f_bfree). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						k8sPodUIDAttrVal, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.filesystem.shm.usage"], "Found a duplicate in the metrics slice: disk_health.filesystem.shm.usage")
+						validatedMetrics["disk_health.filesystem.shm.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes used in a pod's memory-backed emptyDir (tmpfs f_blocks − f_bfree). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.filesystem.shm.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+					}
+				case "disk_health.filesystem.status":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.filesystem.status"], "Found a duplicate in the metrics slice: disk_health.filesystem.status")
+						validatedMetrics["disk_health.filesystem.status"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						diskHealthFilesystemStatusAttrVal, ok := dp.Attributes().Get("status")
+						assert.True(t, ok)
+						assert.Equal(t, "ok", diskHealthFilesystemStatusAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.filesystem.status"], "Found a duplicate in the metrics slice: disk_health.filesystem.status")
+						validatedMetrics["disk_health.filesystem.status"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.filesystem.status"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("status")
+						assert.False(t, ok)
+					}
+				case "disk_health.filesystem.time_to_full":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.filesystem.time_to_full"], "Found a duplicate in the metrics slice: disk_health.filesystem.time_to_full")
+						validatedMetrics["disk_health.filesystem.time_to_full"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Forecast of the seconds until free space (df's Avail) reaches 0, from a least-squares fit of free bytes over forecast_window. Emitted only while the filesystem is filling and the fit is meaningful. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.filesystem.time_to_full"], "Found a duplicate in the metrics slice: disk_health.filesystem.time_to_full")
+						validatedMetrics["disk_health.filesystem.time_to_full"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Forecast of the seconds until free space (df's Avail) reaches 0, from a least-squares fit of free bytes over forecast_window. Emitted only while the filesystem is filling and the fit is meaningful. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.filesystem.time_to_full"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.False(t, ok)
@@ -1495,12 +2373,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
 						assert.True(t, ok)
 						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
@@ -1535,889 +2413,11 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mode")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-					}
-				case "system.filesystem.project.checkpoint.copies":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.copies"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.copies")
-						validatedMetrics["system.filesystem.project.checkpoint.copies"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "system.filesystem.checkpoint.copies of a project directory with a hard block quota: the copies its job keeps, with the rotation pattern, learned by the directory's own learner. Emitted once known. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{copy}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
-						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
-						assert.True(t, ok)
-						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
-						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
-						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
-						systemFilesystemCheckpointRotationAttrVal, ok := dp.Attributes().Get("system.filesystem.checkpoint.rotation")
-						assert.True(t, ok)
-						assert.Equal(t, "before_save", systemFilesystemCheckpointRotationAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.copies"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.copies")
-						validatedMetrics["system.filesystem.project.checkpoint.copies"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "system.filesystem.checkpoint.copies of a project directory with a hard block quota: the copies its job keeps, with the rotation pattern, learned by the directory's own learner. Emitted once known. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{copy}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.project.checkpoint.copies"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.checkpoint.rotation")
-						assert.False(t, ok)
-					}
-				case "system.filesystem.project.checkpoint.headroom":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.headroom"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.headroom")
-						validatedMetrics["system.filesystem.project.checkpoint.headroom"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "system.filesystem.checkpoint.headroom of a project directory with a hard block quota: its own checkpoint learner, fed with the directory's usage and headroom, predicts the next save against the quota (EDQUOT; XFS says ENOSPC) or the filesystem, whichever binds first. Emitted once a save pattern is learned. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
-						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
-						assert.True(t, ok)
-						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
-						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
-						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.headroom"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.headroom")
-						validatedMetrics["system.filesystem.project.checkpoint.headroom"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "system.filesystem.checkpoint.headroom of a project directory with a hard block quota: its own checkpoint learner, fed with the directory's usage and headroom, predicts the next save against the quota (EDQUOT; XFS says ENOSPC) or the filesystem, whichever binds first. Emitted once a save pattern is learned. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.project.checkpoint.headroom"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
-						assert.False(t, ok)
-					}
-				case "system.filesystem.project.checkpoint.size":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.size"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.size")
-						validatedMetrics["system.filesystem.project.checkpoint.size"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "system.filesystem.checkpoint.size of a project directory with a hard block quota (p50 and p90 of its last five saves). Emitted once a save pattern is learned. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
-						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
-						assert.True(t, ok)
-						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
-						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
-						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
-						systemFilesystemCheckpointPercentileAttrVal, ok := dp.Attributes().Get("system.filesystem.checkpoint.percentile")
-						assert.True(t, ok)
-						assert.Equal(t, "p50", systemFilesystemCheckpointPercentileAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.size"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.size")
-						validatedMetrics["system.filesystem.project.checkpoint.size"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "system.filesystem.checkpoint.size of a project directory with a hard block quota (p50 and p90 of its last five saves). Emitted once a save pattern is learned. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.project.checkpoint.size"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.checkpoint.percentile")
-						assert.False(t, ok)
-					}
-				case "system.filesystem.project.checkpoint.state":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.state"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.state")
-						validatedMetrics["system.filesystem.project.checkpoint.state"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail, learning again after a pattern was lost); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail, once per episode, and a disk_health.checkpoint.relearning event when its pattern is lost. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
-						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
-						assert.True(t, ok)
-						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
-						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
-						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
-						systemFilesystemCheckpointStateAttrVal, ok := dp.Attributes().Get("system.filesystem.checkpoint.state")
-						assert.True(t, ok)
-						assert.Equal(t, "fits", systemFilesystemCheckpointStateAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.state"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.state")
-						validatedMetrics["system.filesystem.project.checkpoint.state"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail, learning again after a pattern was lost); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail, once per episode, and a disk_health.checkpoint.relearning event when its pattern is lost. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.project.checkpoint.state"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.checkpoint.state")
-						assert.False(t, ok)
-					}
-				case "system.filesystem.project.headroom":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.project.headroom"], "Found a duplicate in the metrics slice: system.filesystem.project.headroom")
-						validatedMetrics["system.filesystem.project.headroom"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Bytes that can still be written to a project directory: min(its hard block limit − its usage, the headroom of its filesystem's binding limit); the filesystem's alone without a hard limit. Negative once past it. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
-						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
-						assert.True(t, ok)
-						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
-						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
-						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.project.headroom"], "Found a duplicate in the metrics slice: system.filesystem.project.headroom")
-						validatedMetrics["system.filesystem.project.headroom"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Bytes that can still be written to a project directory: min(its hard block limit − its usage, the headroom of its filesystem's binding limit); the filesystem's alone without a hard limit. Negative once past it. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.project.headroom"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
-						assert.False(t, ok)
-					}
-				case "system.filesystem.project.inodes.limit":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.project.inodes.limit"], "Found a duplicate in the metrics slice: system.filesystem.project.inodes.limit")
-						validatedMetrics["system.filesystem.project.inodes.limit"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "A project directory's inode quota limits (only those set). Off by default, as inode quotas seldom bind a checkpoint directory and they double the series per project. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{inode}", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
-						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
-						assert.True(t, ok)
-						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
-						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
-						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
-						systemFilesystemProjectLimitTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.project.limit.type")
-						assert.True(t, ok)
-						assert.Equal(t, "hard", systemFilesystemProjectLimitTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.project.inodes.limit"], "Found a duplicate in the metrics slice: system.filesystem.project.inodes.limit")
-						validatedMetrics["system.filesystem.project.inodes.limit"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "A project directory's inode quota limits (only those set). Off by default, as inode quotas seldom bind a checkpoint directory and they double the series per project. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{inode}", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.project.inodes.limit"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.limit.type")
-						assert.False(t, ok)
-					}
-				case "system.filesystem.project.inodes.usage":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.project.inodes.usage"], "Found a duplicate in the metrics slice: system.filesystem.project.inodes.usage")
-						validatedMetrics["system.filesystem.project.inodes.usage"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Inodes charged to a project directory's quota. Off by default (see system.filesystem.project.inodes.limit). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{inode}", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
-						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
-						assert.True(t, ok)
-						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
-						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
-						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.project.inodes.usage"], "Found a duplicate in the metrics slice: system.filesystem.project.inodes.usage")
-						validatedMetrics["system.filesystem.project.inodes.usage"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Inodes charged to a project directory's quota. Off by default (see system.filesystem.project.inodes.limit). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{inode}", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.project.inodes.usage"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
-						assert.False(t, ok)
-					}
-				case "system.filesystem.project.limit":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.project.limit"], "Found a duplicate in the metrics slice: system.filesystem.project.limit")
-						validatedMetrics["system.filesystem.project.limit"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "A project directory's block quota limits in bytes (only those set). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
-						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
-						assert.True(t, ok)
-						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
-						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
-						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
-						systemFilesystemProjectLimitTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.project.limit.type")
-						assert.True(t, ok)
-						assert.Equal(t, "hard", systemFilesystemProjectLimitTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.project.limit"], "Found a duplicate in the metrics slice: system.filesystem.project.limit")
-						validatedMetrics["system.filesystem.project.limit"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "A project directory's block quota limits in bytes (only those set). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.project.limit"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.limit.type")
-						assert.False(t, ok)
-					}
-				case "system.filesystem.project.usage":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.project.usage"], "Found a duplicate in the metrics slice: system.filesystem.project.usage")
-						validatedMetrics["system.filesystem.project.usage"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes charged to a project directory's quota: what du -sB1 of the tree finds, read from the filesystem's project quota instead of walking it. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
-						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
-						assert.True(t, ok)
-						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
-						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
-						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.project.usage"], "Found a duplicate in the metrics slice: system.filesystem.project.usage")
-						validatedMetrics["system.filesystem.project.usage"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes charged to a project directory's quota: what du -sB1 of the tree finds, read from the filesystem's project quota instead of walking it. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.project.usage"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
-						assert.False(t, ok)
-					}
-				case "system.filesystem.projects":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.projects"], "Found a duplicate in the metrics slice: system.filesystem.projects")
-						validatedMetrics["system.filesystem.projects"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Project quota records on the filesystem (project 0 aside), all of them, however many are reported per project. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{project}", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.projects"], "Found a duplicate in the metrics slice: system.filesystem.projects")
-						validatedMetrics["system.filesystem.projects"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Project quota records on the filesystem (project 0 aside), all of them, however many are reported per project. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{project}", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.projects"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-					}
-				case "system.filesystem.shm.headroom":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.shm.headroom"], "Found a duplicate in the metrics slice: system.filesystem.shm.headroom")
-						validatedMetrics["system.filesystem.shm.headroom"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						k8sPodUIDAttrVal, ok := dp.Attributes().Get("k8s.pod.uid")
-						assert.True(t, ok)
-						assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemShmBoundAttrVal, ok := dp.Attributes().Get("system.filesystem.shm.bound")
-						assert.True(t, ok)
-						assert.Equal(t, "tmpfs", systemFilesystemShmBoundAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.shm.headroom"], "Found a duplicate in the metrics slice: system.filesystem.shm.headroom")
-						validatedMetrics["system.filesystem.shm.headroom"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.shm.headroom"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("k8s.pod.uid")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.shm.bound")
-						assert.False(t, ok)
-					}
-				case "system.filesystem.shm.usage":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.shm.usage"], "Found a duplicate in the metrics slice: system.filesystem.shm.usage")
-						validatedMetrics["system.filesystem.shm.usage"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Bytes used in a pod's memory-backed emptyDir (tmpfs f_blocks − f_bfree). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						k8sPodUIDAttrVal, ok := dp.Attributes().Get("k8s.pod.uid")
-						assert.True(t, ok)
-						assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.shm.usage"], "Found a duplicate in the metrics slice: system.filesystem.shm.usage")
-						validatedMetrics["system.filesystem.shm.usage"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Bytes used in a pod's memory-backed emptyDir (tmpfs f_blocks − f_bfree). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.shm.usage"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("k8s.pod.uid")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-					}
-				case "system.filesystem.status":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.status"], "Found a duplicate in the metrics slice: system.filesystem.status")
-						validatedMetrics["system.filesystem.status"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						systemFilesystemStatusAttrVal, ok := dp.Attributes().Get("status")
-						assert.True(t, ok)
-						assert.Equal(t, "ok", systemFilesystemStatusAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.status"], "Found a duplicate in the metrics slice: system.filesystem.status")
-						validatedMetrics["system.filesystem.status"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.status"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("status")
-						assert.False(t, ok)
-					}
-				case "system.filesystem.time_to_full":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.time_to_full"], "Found a duplicate in the metrics slice: system.filesystem.time_to_full")
-						validatedMetrics["system.filesystem.time_to_full"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Forecast of the seconds until free space (df's Avail) reaches 0, from a least-squares fit of free bytes over forecast_window. Emitted only while the filesystem is filling and the fit is meaningful. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.time_to_full"], "Found a duplicate in the metrics slice: system.filesystem.time_to_full")
-						validatedMetrics["system.filesystem.time_to_full"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Forecast of the seconds until free space (df's Avail) reaches 0, from a least-squares fit of free bytes over forecast_window. Emitted only while the filesystem is filling and the fit is meaningful. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.filesystem.time_to_full"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.False(t, ok)
@@ -2442,12 +2442,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
 						assert.True(t, ok)
 						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
@@ -2485,9 +2485,9 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mode")
 						assert.False(t, ok)
@@ -2514,12 +2514,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						diskHealthFilesystemDomainAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
-						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.Equal(t, "disk_health.filesystem.domain-val", diskHealthFilesystemDomainAttrVal.Str())
+						diskHealthFilesystemUUIDAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						assert.Equal(t, "disk_health.filesystem.uuid-val", diskHealthFilesystemUUIDAttrVal.Str())
 						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
 						assert.True(t, ok)
 						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
@@ -2552,9 +2552,9 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.domain")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						_, ok = dp.Attributes().Get("disk_health.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mode")
 						assert.False(t, ok)

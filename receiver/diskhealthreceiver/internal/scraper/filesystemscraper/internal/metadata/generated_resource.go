@@ -21,10 +21,10 @@ func NewResourceBuilder(rac ResourceAttributesConfig) *ResourceBuilder {
 	}
 }
 
-// SetDiskMajorMinor sets provided value as "disk.major_minor" attribute.
-func (rb *ResourceBuilder) SetDiskMajorMinor(val string) {
-	if rb.config.DiskMajorMinor.Enabled {
-		rb.res.Attributes().PutStr("disk.major_minor", val)
+// SetDiskHealthDiskMajorMinor sets provided value as "disk_health.disk.major_minor" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskMajorMinor(val string) {
+	if rb.config.DiskHealthDiskMajorMinor.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.major_minor", val)
 	}
 }
 

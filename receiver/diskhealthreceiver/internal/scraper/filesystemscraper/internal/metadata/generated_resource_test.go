@@ -13,7 +13,7 @@ func TestResourceBuilder(t *testing.T) {
 		t.Run(tt, func(t *testing.T) {
 			cfg := loadResourceAttributesConfig(t, tt)
 			rb := NewResourceBuilder(cfg)
-			rb.SetDiskMajorMinor("disk.major_minor-val")
+			rb.SetDiskHealthDiskMajorMinor("disk_health.disk.major_minor-val")
 
 			res := rb.Emit()
 			assert.Equal(t, 0, rb.Emit().Attributes().Len()) // Second call should return empty Resource
@@ -29,10 +29,10 @@ func TestResourceBuilder(t *testing.T) {
 			default:
 				assert.Failf(t, "unexpected test case: %s", tt)
 			}
-			diskMajorMinorAttrVal, ok := res.Attributes().Get("disk.major_minor")
+			diskHealthDiskMajorMinorAttrVal, ok := res.Attributes().Get("disk_health.disk.major_minor")
 			assert.True(t, ok)
 			if ok {
-				assert.Equal(t, "disk.major_minor-val", diskMajorMinorAttrVal.Str())
+				assert.Equal(t, "disk_health.disk.major_minor-val", diskHealthDiskMajorMinorAttrVal.Str())
 			}
 		})
 	}

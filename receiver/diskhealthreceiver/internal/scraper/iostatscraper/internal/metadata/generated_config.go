@@ -9,71 +9,23 @@ import (
 	"go.opentelemetry.io/collector/filter"
 )
 
-// SystemDiskDiscardIoMetricAttributeKey specifies the key of an attribute for the system.disk.discard.io metric.
-type SystemDiskDiscardIoMetricAttributeKey string
+// DiskHealthDiskDiscardIoMetricAttributeKey specifies the key of an attribute for the disk_health.disk.discard.io metric.
+type DiskHealthDiskDiscardIoMetricAttributeKey string
 
 const (
-	SystemDiskDiscardIoMetricAttributeKeySystemDevice SystemDiskDiscardIoMetricAttributeKey = "system.device"
+	DiskHealthDiskDiscardIoMetricAttributeKeySystemDevice DiskHealthDiskDiscardIoMetricAttributeKey = "system.device"
 )
 
-// SystemDiskDiscardIoMetricConfig provides config for the system.disk.discard.io metric.
-type SystemDiskDiscardIoMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskDiscardIoMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemDiskDiscardIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemDiskDiscardIoMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemDiskDiscardIoMetricAttributeKeySystemDevice:
-		default:
-			return fmt.Errorf("metric system.disk.discard.io doesn't have an attribute %v, valid attributes: [system.device]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemDiskDiscardMergedMetricAttributeKey specifies the key of an attribute for the system.disk.discard.merged metric.
-type SystemDiskDiscardMergedMetricAttributeKey string
-
-const (
-	SystemDiskDiscardMergedMetricAttributeKeySystemDevice SystemDiskDiscardMergedMetricAttributeKey = "system.device"
-)
-
-// SystemDiskDiscardMergedMetricConfig provides config for the system.disk.discard.merged metric.
-type SystemDiskDiscardMergedMetricConfig struct {
+// DiskHealthDiskDiscardIoMetricConfig provides config for the disk_health.disk.discard.io metric.
+type DiskHealthDiskDiscardIoMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
 	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskDiscardMergedMetricAttributeKey `mapstructure:"attributes"`
+	EnabledAttributes   []DiskHealthDiskDiscardIoMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemDiskDiscardMergedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthDiskDiscardIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -87,12 +39,12 @@ func (ms *SystemDiskDiscardMergedMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-func (ms *SystemDiskDiscardMergedMetricConfig) Validate() error {
+func (ms *DiskHealthDiskDiscardIoMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemDiskDiscardMergedMetricAttributeKeySystemDevice:
+		case DiskHealthDiskDiscardIoMetricAttributeKeySystemDevice:
 		default:
-			return fmt.Errorf("metric system.disk.discard.merged doesn't have an attribute %v, valid attributes: [system.device]", val)
+			return fmt.Errorf("metric disk_health.disk.discard.io doesn't have an attribute %v, valid attributes: [system.device]", val)
 		}
 	}
 
@@ -105,71 +57,23 @@ func (ms *SystemDiskDiscardMergedMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemDiskDiscardOperationTimeMetricAttributeKey specifies the key of an attribute for the system.disk.discard.operation_time metric.
-type SystemDiskDiscardOperationTimeMetricAttributeKey string
+// DiskHealthDiskDiscardMergedMetricAttributeKey specifies the key of an attribute for the disk_health.disk.discard.merged metric.
+type DiskHealthDiskDiscardMergedMetricAttributeKey string
 
 const (
-	SystemDiskDiscardOperationTimeMetricAttributeKeySystemDevice SystemDiskDiscardOperationTimeMetricAttributeKey = "system.device"
+	DiskHealthDiskDiscardMergedMetricAttributeKeySystemDevice DiskHealthDiskDiscardMergedMetricAttributeKey = "system.device"
 )
 
-// SystemDiskDiscardOperationTimeMetricConfig provides config for the system.disk.discard.operation_time metric.
-type SystemDiskDiscardOperationTimeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskDiscardOperationTimeMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemDiskDiscardOperationTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemDiskDiscardOperationTimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemDiskDiscardOperationTimeMetricAttributeKeySystemDevice:
-		default:
-			return fmt.Errorf("metric system.disk.discard.operation_time doesn't have an attribute %v, valid attributes: [system.device]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemDiskDiscardOperationsMetricAttributeKey specifies the key of an attribute for the system.disk.discard.operations metric.
-type SystemDiskDiscardOperationsMetricAttributeKey string
-
-const (
-	SystemDiskDiscardOperationsMetricAttributeKeySystemDevice SystemDiskDiscardOperationsMetricAttributeKey = "system.device"
-)
-
-// SystemDiskDiscardOperationsMetricConfig provides config for the system.disk.discard.operations metric.
-type SystemDiskDiscardOperationsMetricConfig struct {
+// DiskHealthDiskDiscardMergedMetricConfig provides config for the disk_health.disk.discard.merged metric.
+type DiskHealthDiskDiscardMergedMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
 	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskDiscardOperationsMetricAttributeKey `mapstructure:"attributes"`
+	EnabledAttributes   []DiskHealthDiskDiscardMergedMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemDiskDiscardOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthDiskDiscardMergedMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -183,12 +87,12 @@ func (ms *SystemDiskDiscardOperationsMetricConfig) Unmarshal(parser *confmap.Con
 	return nil
 }
 
-func (ms *SystemDiskDiscardOperationsMetricConfig) Validate() error {
+func (ms *DiskHealthDiskDiscardMergedMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemDiskDiscardOperationsMetricAttributeKeySystemDevice:
+		case DiskHealthDiskDiscardMergedMetricAttributeKeySystemDevice:
 		default:
-			return fmt.Errorf("metric system.disk.discard.operations doesn't have an attribute %v, valid attributes: [system.device]", val)
+			return fmt.Errorf("metric disk_health.disk.discard.merged doesn't have an attribute %v, valid attributes: [system.device]", val)
 		}
 	}
 
@@ -201,23 +105,23 @@ func (ms *SystemDiskDiscardOperationsMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemDiskFlushOperationTimeMetricAttributeKey specifies the key of an attribute for the system.disk.flush.operation_time metric.
-type SystemDiskFlushOperationTimeMetricAttributeKey string
+// DiskHealthDiskDiscardOperationTimeMetricAttributeKey specifies the key of an attribute for the disk_health.disk.discard.operation_time metric.
+type DiskHealthDiskDiscardOperationTimeMetricAttributeKey string
 
 const (
-	SystemDiskFlushOperationTimeMetricAttributeKeySystemDevice SystemDiskFlushOperationTimeMetricAttributeKey = "system.device"
+	DiskHealthDiskDiscardOperationTimeMetricAttributeKeySystemDevice DiskHealthDiskDiscardOperationTimeMetricAttributeKey = "system.device"
 )
 
-// SystemDiskFlushOperationTimeMetricConfig provides config for the system.disk.flush.operation_time metric.
-type SystemDiskFlushOperationTimeMetricConfig struct {
+// DiskHealthDiskDiscardOperationTimeMetricConfig provides config for the disk_health.disk.discard.operation_time metric.
+type DiskHealthDiskDiscardOperationTimeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskFlushOperationTimeMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskDiscardOperationTimeMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemDiskFlushOperationTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthDiskDiscardOperationTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -231,12 +135,12 @@ func (ms *SystemDiskFlushOperationTimeMetricConfig) Unmarshal(parser *confmap.Co
 	return nil
 }
 
-func (ms *SystemDiskFlushOperationTimeMetricConfig) Validate() error {
+func (ms *DiskHealthDiskDiscardOperationTimeMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemDiskFlushOperationTimeMetricAttributeKeySystemDevice:
+		case DiskHealthDiskDiscardOperationTimeMetricAttributeKeySystemDevice:
 		default:
-			return fmt.Errorf("metric system.disk.flush.operation_time doesn't have an attribute %v, valid attributes: [system.device]", val)
+			return fmt.Errorf("metric disk_health.disk.discard.operation_time doesn't have an attribute %v, valid attributes: [system.device]", val)
 		}
 	}
 
@@ -249,23 +153,266 @@ func (ms *SystemDiskFlushOperationTimeMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemDiskFlushOperationsMetricAttributeKey specifies the key of an attribute for the system.disk.flush.operations metric.
-type SystemDiskFlushOperationsMetricAttributeKey string
+// DiskHealthDiskDiscardOperationsMetricAttributeKey specifies the key of an attribute for the disk_health.disk.discard.operations metric.
+type DiskHealthDiskDiscardOperationsMetricAttributeKey string
 
 const (
-	SystemDiskFlushOperationsMetricAttributeKeySystemDevice SystemDiskFlushOperationsMetricAttributeKey = "system.device"
+	DiskHealthDiskDiscardOperationsMetricAttributeKeySystemDevice DiskHealthDiskDiscardOperationsMetricAttributeKey = "system.device"
 )
 
-// SystemDiskFlushOperationsMetricConfig provides config for the system.disk.flush.operations metric.
-type SystemDiskFlushOperationsMetricConfig struct {
+// DiskHealthDiskDiscardOperationsMetricConfig provides config for the disk_health.disk.discard.operations metric.
+type DiskHealthDiskDiscardOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskDiscardOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskDiscardOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskDiscardOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskDiscardOperationsMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric disk_health.disk.discard.operations doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskFlushOperationTimeMetricAttributeKey specifies the key of an attribute for the disk_health.disk.flush.operation_time metric.
+type DiskHealthDiskFlushOperationTimeMetricAttributeKey string
+
+const (
+	DiskHealthDiskFlushOperationTimeMetricAttributeKeySystemDevice DiskHealthDiskFlushOperationTimeMetricAttributeKey = "system.device"
+)
+
+// DiskHealthDiskFlushOperationTimeMetricConfig provides config for the disk_health.disk.flush.operation_time metric.
+type DiskHealthDiskFlushOperationTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskFlushOperationTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskFlushOperationTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskFlushOperationTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskFlushOperationTimeMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric disk_health.disk.flush.operation_time doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskFlushOperationsMetricAttributeKey specifies the key of an attribute for the disk_health.disk.flush.operations metric.
+type DiskHealthDiskFlushOperationsMetricAttributeKey string
+
+const (
+	DiskHealthDiskFlushOperationsMetricAttributeKeySystemDevice DiskHealthDiskFlushOperationsMetricAttributeKey = "system.device"
+)
+
+// DiskHealthDiskFlushOperationsMetricConfig provides config for the disk_health.disk.flush.operations metric.
+type DiskHealthDiskFlushOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskFlushOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskFlushOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskFlushOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskFlushOperationsMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric disk_health.disk.flush.operations doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskIoRateMetricAttributeKey specifies the key of an attribute for the disk_health.disk.io.rate metric.
+type DiskHealthDiskIoRateMetricAttributeKey string
+
+const (
+	DiskHealthDiskIoRateMetricAttributeKeySystemDevice    DiskHealthDiskIoRateMetricAttributeKey = "system.device"
+	DiskHealthDiskIoRateMetricAttributeKeyIostatDirection DiskHealthDiskIoRateMetricAttributeKey = "disk.io.direction"
+)
+
+// DiskHealthDiskIoRateMetricConfig provides config for the disk_health.disk.io.rate metric.
+type DiskHealthDiskIoRateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskIoRateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskIoRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskIoRateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskIoRateMetricAttributeKeySystemDevice, DiskHealthDiskIoRateMetricAttributeKeyIostatDirection:
+		default:
+			return fmt.Errorf("metric disk_health.disk.io.rate doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskMergedRateMetricAttributeKey specifies the key of an attribute for the disk_health.disk.merged.rate metric.
+type DiskHealthDiskMergedRateMetricAttributeKey string
+
+const (
+	DiskHealthDiskMergedRateMetricAttributeKeySystemDevice    DiskHealthDiskMergedRateMetricAttributeKey = "system.device"
+	DiskHealthDiskMergedRateMetricAttributeKeyIostatDirection DiskHealthDiskMergedRateMetricAttributeKey = "disk.io.direction"
+)
+
+// DiskHealthDiskMergedRateMetricConfig provides config for the disk_health.disk.merged.rate metric.
+type DiskHealthDiskMergedRateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskMergedRateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskMergedRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskMergedRateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskMergedRateMetricAttributeKeySystemDevice, DiskHealthDiskMergedRateMetricAttributeKeyIostatDirection:
+		default:
+			return fmt.Errorf("metric disk_health.disk.merged.rate doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskMergedRatioMetricAttributeKey specifies the key of an attribute for the disk_health.disk.merged.ratio metric.
+type DiskHealthDiskMergedRatioMetricAttributeKey string
+
+const (
+	DiskHealthDiskMergedRatioMetricAttributeKeySystemDevice    DiskHealthDiskMergedRatioMetricAttributeKey = "system.device"
+	DiskHealthDiskMergedRatioMetricAttributeKeyIostatDirection DiskHealthDiskMergedRatioMetricAttributeKey = "disk.io.direction"
+)
+
+// DiskHealthDiskMergedRatioMetricConfig provides config for the disk_health.disk.merged.ratio metric.
+type DiskHealthDiskMergedRatioMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
 	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskFlushOperationsMetricAttributeKey `mapstructure:"attributes"`
+	EnabledAttributes   []DiskHealthDiskMergedRatioMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemDiskFlushOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthDiskMergedRatioMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -279,12 +426,351 @@ func (ms *SystemDiskFlushOperationsMetricConfig) Unmarshal(parser *confmap.Conf)
 	return nil
 }
 
-func (ms *SystemDiskFlushOperationsMetricConfig) Validate() error {
+func (ms *DiskHealthDiskMergedRatioMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemDiskFlushOperationsMetricAttributeKeySystemDevice:
+		case DiskHealthDiskMergedRatioMetricAttributeKeySystemDevice, DiskHealthDiskMergedRatioMetricAttributeKeyIostatDirection:
 		default:
-			return fmt.Errorf("metric system.disk.flush.operations doesn't have an attribute %v, valid attributes: [system.device]", val)
+			return fmt.Errorf("metric disk_health.disk.merged.ratio doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskOperationAverageSizeMetricAttributeKey specifies the key of an attribute for the disk_health.disk.operation.average_size metric.
+type DiskHealthDiskOperationAverageSizeMetricAttributeKey string
+
+const (
+	DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice    DiskHealthDiskOperationAverageSizeMetricAttributeKey = "system.device"
+	DiskHealthDiskOperationAverageSizeMetricAttributeKeyIostatDirection DiskHealthDiskOperationAverageSizeMetricAttributeKey = "disk.io.direction"
+)
+
+// DiskHealthDiskOperationAverageSizeMetricConfig provides config for the disk_health.disk.operation.average_size metric.
+type DiskHealthDiskOperationAverageSizeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskOperationAverageSizeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskOperationAverageSizeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskOperationAverageSizeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageSizeMetricAttributeKeyIostatDirection:
+		default:
+			return fmt.Errorf("metric disk_health.disk.operation.average_size doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskOperationAverageTimeMetricAttributeKey specifies the key of an attribute for the disk_health.disk.operation.average_time metric.
+type DiskHealthDiskOperationAverageTimeMetricAttributeKey string
+
+const (
+	DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice    DiskHealthDiskOperationAverageTimeMetricAttributeKey = "system.device"
+	DiskHealthDiskOperationAverageTimeMetricAttributeKeyIostatDirection DiskHealthDiskOperationAverageTimeMetricAttributeKey = "disk.io.direction"
+)
+
+// DiskHealthDiskOperationAverageTimeMetricConfig provides config for the disk_health.disk.operation.average_time metric.
+type DiskHealthDiskOperationAverageTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskOperationAverageTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskOperationAverageTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskOperationAverageTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageTimeMetricAttributeKeyIostatDirection:
+		default:
+			return fmt.Errorf("metric disk_health.disk.operation.average_time doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskOperationRateMetricAttributeKey specifies the key of an attribute for the disk_health.disk.operation.rate metric.
+type DiskHealthDiskOperationRateMetricAttributeKey string
+
+const (
+	DiskHealthDiskOperationRateMetricAttributeKeySystemDevice    DiskHealthDiskOperationRateMetricAttributeKey = "system.device"
+	DiskHealthDiskOperationRateMetricAttributeKeyIostatDirection DiskHealthDiskOperationRateMetricAttributeKey = "disk.io.direction"
+)
+
+// DiskHealthDiskOperationRateMetricConfig provides config for the disk_health.disk.operation.rate metric.
+type DiskHealthDiskOperationRateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskOperationRateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskOperationRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskOperationRateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskOperationRateMetricAttributeKeySystemDevice, DiskHealthDiskOperationRateMetricAttributeKeyIostatDirection:
+		default:
+			return fmt.Errorf("metric disk_health.disk.operation.rate doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskPendingOperationsMetricAttributeKey specifies the key of an attribute for the disk_health.disk.pending_operations metric.
+type DiskHealthDiskPendingOperationsMetricAttributeKey string
+
+const (
+	DiskHealthDiskPendingOperationsMetricAttributeKeySystemDevice DiskHealthDiskPendingOperationsMetricAttributeKey = "system.device"
+)
+
+// DiskHealthDiskPendingOperationsMetricConfig provides config for the disk_health.disk.pending_operations metric.
+type DiskHealthDiskPendingOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskPendingOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskPendingOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskPendingOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskPendingOperationsMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric disk_health.disk.pending_operations doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskQueueLengthMetricAttributeKey specifies the key of an attribute for the disk_health.disk.queue.length metric.
+type DiskHealthDiskQueueLengthMetricAttributeKey string
+
+const (
+	DiskHealthDiskQueueLengthMetricAttributeKeySystemDevice DiskHealthDiskQueueLengthMetricAttributeKey = "system.device"
+)
+
+// DiskHealthDiskQueueLengthMetricConfig provides config for the disk_health.disk.queue.length metric.
+type DiskHealthDiskQueueLengthMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskQueueLengthMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskQueueLengthMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskQueueLengthMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskQueueLengthMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric disk_health.disk.queue.length doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskUtilizationMetricAttributeKey specifies the key of an attribute for the disk_health.disk.utilization metric.
+type DiskHealthDiskUtilizationMetricAttributeKey string
+
+const (
+	DiskHealthDiskUtilizationMetricAttributeKeySystemDevice DiskHealthDiskUtilizationMetricAttributeKey = "system.device"
+)
+
+// DiskHealthDiskUtilizationMetricConfig provides config for the disk_health.disk.utilization metric.
+type DiskHealthDiskUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskUtilizationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskUtilizationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskUtilizationMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric disk_health.disk.utilization doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskWeightedIoTimeMetricAttributeKey specifies the key of an attribute for the disk_health.disk.weighted_io_time metric.
+type DiskHealthDiskWeightedIoTimeMetricAttributeKey string
+
+const (
+	DiskHealthDiskWeightedIoTimeMetricAttributeKeySystemDevice DiskHealthDiskWeightedIoTimeMetricAttributeKey = "system.device"
+)
+
+// DiskHealthDiskWeightedIoTimeMetricConfig provides config for the disk_health.disk.weighted_io_time metric.
+type DiskHealthDiskWeightedIoTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskWeightedIoTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskWeightedIoTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskWeightedIoTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskWeightedIoTimeMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric disk_health.disk.weighted_io_time doesn't have an attribute %v, valid attributes: [system.device]", val)
 		}
 	}
 
@@ -334,55 +820,6 @@ func (ms *SystemDiskIoMetricConfig) Validate() error {
 		case SystemDiskIoMetricAttributeKeySystemDevice, SystemDiskIoMetricAttributeKeyDiskIoDirection:
 		default:
 			return fmt.Errorf("metric system.disk.io doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemDiskIoRateMetricAttributeKey specifies the key of an attribute for the system.disk.io.rate metric.
-type SystemDiskIoRateMetricAttributeKey string
-
-const (
-	SystemDiskIoRateMetricAttributeKeySystemDevice    SystemDiskIoRateMetricAttributeKey = "system.device"
-	SystemDiskIoRateMetricAttributeKeyIostatDirection SystemDiskIoRateMetricAttributeKey = "disk.io.direction"
-)
-
-// SystemDiskIoRateMetricConfig provides config for the system.disk.io.rate metric.
-type SystemDiskIoRateMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskIoRateMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemDiskIoRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemDiskIoRateMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemDiskIoRateMetricAttributeKeySystemDevice, SystemDiskIoRateMetricAttributeKeyIostatDirection:
-		default:
-			return fmt.Errorf("metric system.disk.io.rate doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
 		}
 	}
 
@@ -540,251 +977,6 @@ func (ms *SystemDiskMergedMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemDiskMergedRateMetricAttributeKey specifies the key of an attribute for the system.disk.merged.rate metric.
-type SystemDiskMergedRateMetricAttributeKey string
-
-const (
-	SystemDiskMergedRateMetricAttributeKeySystemDevice    SystemDiskMergedRateMetricAttributeKey = "system.device"
-	SystemDiskMergedRateMetricAttributeKeyIostatDirection SystemDiskMergedRateMetricAttributeKey = "disk.io.direction"
-)
-
-// SystemDiskMergedRateMetricConfig provides config for the system.disk.merged.rate metric.
-type SystemDiskMergedRateMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskMergedRateMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemDiskMergedRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemDiskMergedRateMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemDiskMergedRateMetricAttributeKeySystemDevice, SystemDiskMergedRateMetricAttributeKeyIostatDirection:
-		default:
-			return fmt.Errorf("metric system.disk.merged.rate doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemDiskMergedRatioMetricAttributeKey specifies the key of an attribute for the system.disk.merged.ratio metric.
-type SystemDiskMergedRatioMetricAttributeKey string
-
-const (
-	SystemDiskMergedRatioMetricAttributeKeySystemDevice    SystemDiskMergedRatioMetricAttributeKey = "system.device"
-	SystemDiskMergedRatioMetricAttributeKeyIostatDirection SystemDiskMergedRatioMetricAttributeKey = "disk.io.direction"
-)
-
-// SystemDiskMergedRatioMetricConfig provides config for the system.disk.merged.ratio metric.
-type SystemDiskMergedRatioMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskMergedRatioMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemDiskMergedRatioMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemDiskMergedRatioMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemDiskMergedRatioMetricAttributeKeySystemDevice, SystemDiskMergedRatioMetricAttributeKeyIostatDirection:
-		default:
-			return fmt.Errorf("metric system.disk.merged.ratio doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemDiskOperationAverageSizeMetricAttributeKey specifies the key of an attribute for the system.disk.operation.average_size metric.
-type SystemDiskOperationAverageSizeMetricAttributeKey string
-
-const (
-	SystemDiskOperationAverageSizeMetricAttributeKeySystemDevice    SystemDiskOperationAverageSizeMetricAttributeKey = "system.device"
-	SystemDiskOperationAverageSizeMetricAttributeKeyIostatDirection SystemDiskOperationAverageSizeMetricAttributeKey = "disk.io.direction"
-)
-
-// SystemDiskOperationAverageSizeMetricConfig provides config for the system.disk.operation.average_size metric.
-type SystemDiskOperationAverageSizeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskOperationAverageSizeMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemDiskOperationAverageSizeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemDiskOperationAverageSizeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemDiskOperationAverageSizeMetricAttributeKeySystemDevice, SystemDiskOperationAverageSizeMetricAttributeKeyIostatDirection:
-		default:
-			return fmt.Errorf("metric system.disk.operation.average_size doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemDiskOperationAverageTimeMetricAttributeKey specifies the key of an attribute for the system.disk.operation.average_time metric.
-type SystemDiskOperationAverageTimeMetricAttributeKey string
-
-const (
-	SystemDiskOperationAverageTimeMetricAttributeKeySystemDevice    SystemDiskOperationAverageTimeMetricAttributeKey = "system.device"
-	SystemDiskOperationAverageTimeMetricAttributeKeyIostatDirection SystemDiskOperationAverageTimeMetricAttributeKey = "disk.io.direction"
-)
-
-// SystemDiskOperationAverageTimeMetricConfig provides config for the system.disk.operation.average_time metric.
-type SystemDiskOperationAverageTimeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskOperationAverageTimeMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemDiskOperationAverageTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemDiskOperationAverageTimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemDiskOperationAverageTimeMetricAttributeKeySystemDevice, SystemDiskOperationAverageTimeMetricAttributeKeyIostatDirection:
-		default:
-			return fmt.Errorf("metric system.disk.operation.average_time doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemDiskOperationRateMetricAttributeKey specifies the key of an attribute for the system.disk.operation.rate metric.
-type SystemDiskOperationRateMetricAttributeKey string
-
-const (
-	SystemDiskOperationRateMetricAttributeKeySystemDevice    SystemDiskOperationRateMetricAttributeKey = "system.device"
-	SystemDiskOperationRateMetricAttributeKeyIostatDirection SystemDiskOperationRateMetricAttributeKey = "disk.io.direction"
-)
-
-// SystemDiskOperationRateMetricConfig provides config for the system.disk.operation.rate metric.
-type SystemDiskOperationRateMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskOperationRateMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemDiskOperationRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemDiskOperationRateMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemDiskOperationRateMetricAttributeKeySystemDevice, SystemDiskOperationRateMetricAttributeKeyIostatDirection:
-		default:
-			return fmt.Errorf("metric system.disk.operation.rate doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // SystemDiskOperationTimeMetricAttributeKey specifies the key of an attribute for the system.disk.operation_time metric.
 type SystemDiskOperationTimeMetricAttributeKey string
 
@@ -883,265 +1075,118 @@ func (ms *SystemDiskOperationsMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemDiskPendingOperationsMetricAttributeKey specifies the key of an attribute for the system.disk.pending_operations metric.
-type SystemDiskPendingOperationsMetricAttributeKey string
-
-const (
-	SystemDiskPendingOperationsMetricAttributeKeySystemDevice SystemDiskPendingOperationsMetricAttributeKey = "system.device"
-)
-
-// SystemDiskPendingOperationsMetricConfig provides config for the system.disk.pending_operations metric.
-type SystemDiskPendingOperationsMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskPendingOperationsMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemDiskPendingOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemDiskPendingOperationsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemDiskPendingOperationsMetricAttributeKeySystemDevice:
-		default:
-			return fmt.Errorf("metric system.disk.pending_operations doesn't have an attribute %v, valid attributes: [system.device]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemDiskQueueLengthMetricAttributeKey specifies the key of an attribute for the system.disk.queue.length metric.
-type SystemDiskQueueLengthMetricAttributeKey string
-
-const (
-	SystemDiskQueueLengthMetricAttributeKeySystemDevice SystemDiskQueueLengthMetricAttributeKey = "system.device"
-)
-
-// SystemDiskQueueLengthMetricConfig provides config for the system.disk.queue.length metric.
-type SystemDiskQueueLengthMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskQueueLengthMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemDiskQueueLengthMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemDiskQueueLengthMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemDiskQueueLengthMetricAttributeKeySystemDevice:
-		default:
-			return fmt.Errorf("metric system.disk.queue.length doesn't have an attribute %v, valid attributes: [system.device]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemDiskUtilizationMetricAttributeKey specifies the key of an attribute for the system.disk.utilization metric.
-type SystemDiskUtilizationMetricAttributeKey string
-
-const (
-	SystemDiskUtilizationMetricAttributeKeySystemDevice SystemDiskUtilizationMetricAttributeKey = "system.device"
-)
-
-// SystemDiskUtilizationMetricConfig provides config for the system.disk.utilization metric.
-type SystemDiskUtilizationMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskUtilizationMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemDiskUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemDiskUtilizationMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemDiskUtilizationMetricAttributeKeySystemDevice:
-		default:
-			return fmt.Errorf("metric system.disk.utilization doesn't have an attribute %v, valid attributes: [system.device]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemDiskWeightedIoTimeMetricAttributeKey specifies the key of an attribute for the system.disk.weighted_io_time metric.
-type SystemDiskWeightedIoTimeMetricAttributeKey string
-
-const (
-	SystemDiskWeightedIoTimeMetricAttributeKeySystemDevice SystemDiskWeightedIoTimeMetricAttributeKey = "system.device"
-)
-
-// SystemDiskWeightedIoTimeMetricConfig provides config for the system.disk.weighted_io_time metric.
-type SystemDiskWeightedIoTimeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskWeightedIoTimeMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemDiskWeightedIoTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemDiskWeightedIoTimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemDiskWeightedIoTimeMetricAttributeKeySystemDevice:
-		default:
-			return fmt.Errorf("metric system.disk.weighted_io_time doesn't have an attribute %v, valid attributes: [system.device]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // MetricsConfig provides config for iostat metrics.
 type MetricsConfig struct {
-	SystemDiskDiscardIo            SystemDiskDiscardIoMetricConfig            `mapstructure:"system.disk.discard.io"`
-	SystemDiskDiscardMerged        SystemDiskDiscardMergedMetricConfig        `mapstructure:"system.disk.discard.merged"`
-	SystemDiskDiscardOperationTime SystemDiskDiscardOperationTimeMetricConfig `mapstructure:"system.disk.discard.operation_time"`
-	SystemDiskDiscardOperations    SystemDiskDiscardOperationsMetricConfig    `mapstructure:"system.disk.discard.operations"`
-	SystemDiskFlushOperationTime   SystemDiskFlushOperationTimeMetricConfig   `mapstructure:"system.disk.flush.operation_time"`
-	SystemDiskFlushOperations      SystemDiskFlushOperationsMetricConfig      `mapstructure:"system.disk.flush.operations"`
-	SystemDiskIo                   SystemDiskIoMetricConfig                   `mapstructure:"system.disk.io"`
-	SystemDiskIoRate               SystemDiskIoRateMetricConfig               `mapstructure:"system.disk.io.rate"`
-	SystemDiskIoTime               SystemDiskIoTimeMetricConfig               `mapstructure:"system.disk.io_time"`
-	SystemDiskLimit                SystemDiskLimitMetricConfig                `mapstructure:"system.disk.limit"`
-	SystemDiskMerged               SystemDiskMergedMetricConfig               `mapstructure:"system.disk.merged"`
-	SystemDiskMergedRate           SystemDiskMergedRateMetricConfig           `mapstructure:"system.disk.merged.rate"`
-	SystemDiskMergedRatio          SystemDiskMergedRatioMetricConfig          `mapstructure:"system.disk.merged.ratio"`
-	SystemDiskOperationAverageSize SystemDiskOperationAverageSizeMetricConfig `mapstructure:"system.disk.operation.average_size"`
-	SystemDiskOperationAverageTime SystemDiskOperationAverageTimeMetricConfig `mapstructure:"system.disk.operation.average_time"`
-	SystemDiskOperationRate        SystemDiskOperationRateMetricConfig        `mapstructure:"system.disk.operation.rate"`
-	SystemDiskOperationTime        SystemDiskOperationTimeMetricConfig        `mapstructure:"system.disk.operation_time"`
-	SystemDiskOperations           SystemDiskOperationsMetricConfig           `mapstructure:"system.disk.operations"`
-	SystemDiskPendingOperations    SystemDiskPendingOperationsMetricConfig    `mapstructure:"system.disk.pending_operations"`
-	SystemDiskQueueLength          SystemDiskQueueLengthMetricConfig          `mapstructure:"system.disk.queue.length"`
-	SystemDiskUtilization          SystemDiskUtilizationMetricConfig          `mapstructure:"system.disk.utilization"`
-	SystemDiskWeightedIoTime       SystemDiskWeightedIoTimeMetricConfig       `mapstructure:"system.disk.weighted_io_time"`
+	DiskHealthDiskDiscardIo            DiskHealthDiskDiscardIoMetricConfig            `mapstructure:"disk_health.disk.discard.io"`
+	DiskHealthDiskDiscardMerged        DiskHealthDiskDiscardMergedMetricConfig        `mapstructure:"disk_health.disk.discard.merged"`
+	DiskHealthDiskDiscardOperationTime DiskHealthDiskDiscardOperationTimeMetricConfig `mapstructure:"disk_health.disk.discard.operation_time"`
+	DiskHealthDiskDiscardOperations    DiskHealthDiskDiscardOperationsMetricConfig    `mapstructure:"disk_health.disk.discard.operations"`
+	DiskHealthDiskFlushOperationTime   DiskHealthDiskFlushOperationTimeMetricConfig   `mapstructure:"disk_health.disk.flush.operation_time"`
+	DiskHealthDiskFlushOperations      DiskHealthDiskFlushOperationsMetricConfig      `mapstructure:"disk_health.disk.flush.operations"`
+	DiskHealthDiskIoRate               DiskHealthDiskIoRateMetricConfig               `mapstructure:"disk_health.disk.io.rate"`
+	DiskHealthDiskMergedRate           DiskHealthDiskMergedRateMetricConfig           `mapstructure:"disk_health.disk.merged.rate"`
+	DiskHealthDiskMergedRatio          DiskHealthDiskMergedRatioMetricConfig          `mapstructure:"disk_health.disk.merged.ratio"`
+	DiskHealthDiskOperationAverageSize DiskHealthDiskOperationAverageSizeMetricConfig `mapstructure:"disk_health.disk.operation.average_size"`
+	DiskHealthDiskOperationAverageTime DiskHealthDiskOperationAverageTimeMetricConfig `mapstructure:"disk_health.disk.operation.average_time"`
+	DiskHealthDiskOperationRate        DiskHealthDiskOperationRateMetricConfig        `mapstructure:"disk_health.disk.operation.rate"`
+	DiskHealthDiskPendingOperations    DiskHealthDiskPendingOperationsMetricConfig    `mapstructure:"disk_health.disk.pending_operations"`
+	DiskHealthDiskQueueLength          DiskHealthDiskQueueLengthMetricConfig          `mapstructure:"disk_health.disk.queue.length"`
+	DiskHealthDiskUtilization          DiskHealthDiskUtilizationMetricConfig          `mapstructure:"disk_health.disk.utilization"`
+	DiskHealthDiskWeightedIoTime       DiskHealthDiskWeightedIoTimeMetricConfig       `mapstructure:"disk_health.disk.weighted_io_time"`
+	SystemDiskIo                       SystemDiskIoMetricConfig                       `mapstructure:"system.disk.io"`
+	SystemDiskIoTime                   SystemDiskIoTimeMetricConfig                   `mapstructure:"system.disk.io_time"`
+	SystemDiskLimit                    SystemDiskLimitMetricConfig                    `mapstructure:"system.disk.limit"`
+	SystemDiskMerged                   SystemDiskMergedMetricConfig                   `mapstructure:"system.disk.merged"`
+	SystemDiskOperationTime            SystemDiskOperationTimeMetricConfig            `mapstructure:"system.disk.operation_time"`
+	SystemDiskOperations               SystemDiskOperationsMetricConfig               `mapstructure:"system.disk.operations"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
-		SystemDiskDiscardIo: SystemDiskDiscardIoMetricConfig{
+		DiskHealthDiskDiscardIo: DiskHealthDiskDiscardIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemDiskDiscardIoMetricAttributeKey{SystemDiskDiscardIoMetricAttributeKeySystemDevice},
+			EnabledAttributes:   []DiskHealthDiskDiscardIoMetricAttributeKey{DiskHealthDiskDiscardIoMetricAttributeKeySystemDevice},
 		},
-		SystemDiskDiscardMerged: SystemDiskDiscardMergedMetricConfig{
+		DiskHealthDiskDiscardMerged: DiskHealthDiskDiscardMergedMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemDiskDiscardMergedMetricAttributeKey{SystemDiskDiscardMergedMetricAttributeKeySystemDevice},
+			EnabledAttributes:   []DiskHealthDiskDiscardMergedMetricAttributeKey{DiskHealthDiskDiscardMergedMetricAttributeKeySystemDevice},
 		},
-		SystemDiskDiscardOperationTime: SystemDiskDiscardOperationTimeMetricConfig{
+		DiskHealthDiskDiscardOperationTime: DiskHealthDiskDiscardOperationTimeMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemDiskDiscardOperationTimeMetricAttributeKey{SystemDiskDiscardOperationTimeMetricAttributeKeySystemDevice},
+			EnabledAttributes:   []DiskHealthDiskDiscardOperationTimeMetricAttributeKey{DiskHealthDiskDiscardOperationTimeMetricAttributeKeySystemDevice},
 		},
-		SystemDiskDiscardOperations: SystemDiskDiscardOperationsMetricConfig{
+		DiskHealthDiskDiscardOperations: DiskHealthDiskDiscardOperationsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemDiskDiscardOperationsMetricAttributeKey{SystemDiskDiscardOperationsMetricAttributeKeySystemDevice},
+			EnabledAttributes:   []DiskHealthDiskDiscardOperationsMetricAttributeKey{DiskHealthDiskDiscardOperationsMetricAttributeKeySystemDevice},
 		},
-		SystemDiskFlushOperationTime: SystemDiskFlushOperationTimeMetricConfig{
+		DiskHealthDiskFlushOperationTime: DiskHealthDiskFlushOperationTimeMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemDiskFlushOperationTimeMetricAttributeKey{SystemDiskFlushOperationTimeMetricAttributeKeySystemDevice},
+			EnabledAttributes:   []DiskHealthDiskFlushOperationTimeMetricAttributeKey{DiskHealthDiskFlushOperationTimeMetricAttributeKeySystemDevice},
 		},
-		SystemDiskFlushOperations: SystemDiskFlushOperationsMetricConfig{
+		DiskHealthDiskFlushOperations: DiskHealthDiskFlushOperationsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemDiskFlushOperationsMetricAttributeKey{SystemDiskFlushOperationsMetricAttributeKeySystemDevice},
+			EnabledAttributes:   []DiskHealthDiskFlushOperationsMetricAttributeKey{DiskHealthDiskFlushOperationsMetricAttributeKeySystemDevice},
+		},
+		DiskHealthDiskIoRate: DiskHealthDiskIoRateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskIoRateMetricAttributeKey{DiskHealthDiskIoRateMetricAttributeKeySystemDevice, DiskHealthDiskIoRateMetricAttributeKeyIostatDirection},
+		},
+		DiskHealthDiskMergedRate: DiskHealthDiskMergedRateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskMergedRateMetricAttributeKey{DiskHealthDiskMergedRateMetricAttributeKeySystemDevice, DiskHealthDiskMergedRateMetricAttributeKeyIostatDirection},
+		},
+		DiskHealthDiskMergedRatio: DiskHealthDiskMergedRatioMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskMergedRatioMetricAttributeKey{DiskHealthDiskMergedRatioMetricAttributeKeySystemDevice, DiskHealthDiskMergedRatioMetricAttributeKeyIostatDirection},
+		},
+		DiskHealthDiskOperationAverageSize: DiskHealthDiskOperationAverageSizeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskOperationAverageSizeMetricAttributeKey{DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageSizeMetricAttributeKeyIostatDirection},
+		},
+		DiskHealthDiskOperationAverageTime: DiskHealthDiskOperationAverageTimeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskOperationAverageTimeMetricAttributeKey{DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageTimeMetricAttributeKeyIostatDirection},
+		},
+		DiskHealthDiskOperationRate: DiskHealthDiskOperationRateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskOperationRateMetricAttributeKey{DiskHealthDiskOperationRateMetricAttributeKeySystemDevice, DiskHealthDiskOperationRateMetricAttributeKeyIostatDirection},
+		},
+		DiskHealthDiskPendingOperations: DiskHealthDiskPendingOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthDiskPendingOperationsMetricAttributeKey{DiskHealthDiskPendingOperationsMetricAttributeKeySystemDevice},
+		},
+		DiskHealthDiskQueueLength: DiskHealthDiskQueueLengthMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskQueueLengthMetricAttributeKey{DiskHealthDiskQueueLengthMetricAttributeKeySystemDevice},
+		},
+		DiskHealthDiskUtilization: DiskHealthDiskUtilizationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskUtilizationMetricAttributeKey{DiskHealthDiskUtilizationMetricAttributeKeySystemDevice},
+		},
+		DiskHealthDiskWeightedIoTime: DiskHealthDiskWeightedIoTimeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthDiskWeightedIoTimeMetricAttributeKey{DiskHealthDiskWeightedIoTimeMetricAttributeKeySystemDevice},
 		},
 		SystemDiskIo: SystemDiskIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []SystemDiskIoMetricAttributeKey{SystemDiskIoMetricAttributeKeySystemDevice, SystemDiskIoMetricAttributeKeyDiskIoDirection},
-		},
-		SystemDiskIoRate: SystemDiskIoRateMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemDiskIoRateMetricAttributeKey{SystemDiskIoRateMetricAttributeKeySystemDevice, SystemDiskIoRateMetricAttributeKeyIostatDirection},
 		},
 		SystemDiskIoTime: SystemDiskIoTimeMetricConfig{
 			Enabled:             true,
@@ -1158,31 +1203,6 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []SystemDiskMergedMetricAttributeKey{SystemDiskMergedMetricAttributeKeySystemDevice, SystemDiskMergedMetricAttributeKeyDiskIoDirection},
 		},
-		SystemDiskMergedRate: SystemDiskMergedRateMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemDiskMergedRateMetricAttributeKey{SystemDiskMergedRateMetricAttributeKeySystemDevice, SystemDiskMergedRateMetricAttributeKeyIostatDirection},
-		},
-		SystemDiskMergedRatio: SystemDiskMergedRatioMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemDiskMergedRatioMetricAttributeKey{SystemDiskMergedRatioMetricAttributeKeySystemDevice, SystemDiskMergedRatioMetricAttributeKeyIostatDirection},
-		},
-		SystemDiskOperationAverageSize: SystemDiskOperationAverageSizeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemDiskOperationAverageSizeMetricAttributeKey{SystemDiskOperationAverageSizeMetricAttributeKeySystemDevice, SystemDiskOperationAverageSizeMetricAttributeKeyIostatDirection},
-		},
-		SystemDiskOperationAverageTime: SystemDiskOperationAverageTimeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemDiskOperationAverageTimeMetricAttributeKey{SystemDiskOperationAverageTimeMetricAttributeKeySystemDevice, SystemDiskOperationAverageTimeMetricAttributeKeyIostatDirection},
-		},
-		SystemDiskOperationRate: SystemDiskOperationRateMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemDiskOperationRateMetricAttributeKey{SystemDiskOperationRateMetricAttributeKeySystemDevice, SystemDiskOperationRateMetricAttributeKeyIostatDirection},
-		},
 		SystemDiskOperationTime: SystemDiskOperationTimeMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -1192,26 +1212,6 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []SystemDiskOperationsMetricAttributeKey{SystemDiskOperationsMetricAttributeKeySystemDevice, SystemDiskOperationsMetricAttributeKeyDiskIoDirection},
-		},
-		SystemDiskPendingOperations: SystemDiskPendingOperationsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemDiskPendingOperationsMetricAttributeKey{SystemDiskPendingOperationsMetricAttributeKeySystemDevice},
-		},
-		SystemDiskQueueLength: SystemDiskQueueLengthMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemDiskQueueLengthMetricAttributeKey{SystemDiskQueueLengthMetricAttributeKeySystemDevice},
-		},
-		SystemDiskUtilization: SystemDiskUtilizationMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemDiskUtilizationMetricAttributeKey{SystemDiskUtilizationMetricAttributeKeySystemDevice},
-		},
-		SystemDiskWeightedIoTime: SystemDiskWeightedIoTimeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemDiskWeightedIoTimeMetricAttributeKey{SystemDiskWeightedIoTimeMetricAttributeKeySystemDevice},
 		},
 	}
 }
@@ -1244,37 +1244,37 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 
 // ResourceAttributesConfig provides config for iostat resource attributes.
 type ResourceAttributesConfig struct {
-	DiskClass         ResourceAttributeConfig `mapstructure:"disk.class"`
-	DiskDmName        ResourceAttributeConfig `mapstructure:"disk.dm.name"`
-	DiskMajorMinor    ResourceAttributeConfig `mapstructure:"disk.major_minor"`
-	DiskParent        ResourceAttributeConfig `mapstructure:"disk.parent"`
-	DiskRotational    ResourceAttributeConfig `mapstructure:"disk.rotational"`
-	DiskWwn           ResourceAttributeConfig `mapstructure:"disk.wwn"`
-	HwFirmwareVersion ResourceAttributeConfig `mapstructure:"hw.firmware_version"`
-	HwID              ResourceAttributeConfig `mapstructure:"hw.id"`
-	HwModel           ResourceAttributeConfig `mapstructure:"hw.model"`
-	HwParent          ResourceAttributeConfig `mapstructure:"hw.parent"`
-	HwSerialNumber    ResourceAttributeConfig `mapstructure:"hw.serial_number"`
+	DiskHealthDiskClass      ResourceAttributeConfig `mapstructure:"disk_health.disk.class"`
+	DiskHealthDiskDmName     ResourceAttributeConfig `mapstructure:"disk_health.disk.dm.name"`
+	DiskHealthDiskMajorMinor ResourceAttributeConfig `mapstructure:"disk_health.disk.major_minor"`
+	DiskHealthDiskParent     ResourceAttributeConfig `mapstructure:"disk_health.disk.parent"`
+	DiskHealthDiskRotational ResourceAttributeConfig `mapstructure:"disk_health.disk.rotational"`
+	DiskHealthDiskWwn        ResourceAttributeConfig `mapstructure:"disk_health.disk.wwn"`
+	HwFirmwareVersion        ResourceAttributeConfig `mapstructure:"hw.firmware_version"`
+	HwID                     ResourceAttributeConfig `mapstructure:"hw.id"`
+	HwModel                  ResourceAttributeConfig `mapstructure:"hw.model"`
+	HwParent                 ResourceAttributeConfig `mapstructure:"hw.parent"`
+	HwSerialNumber           ResourceAttributeConfig `mapstructure:"hw.serial_number"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 	return ResourceAttributesConfig{
-		DiskClass: ResourceAttributeConfig{
+		DiskHealthDiskClass: ResourceAttributeConfig{
 			Enabled: true,
 		},
-		DiskDmName: ResourceAttributeConfig{
+		DiskHealthDiskDmName: ResourceAttributeConfig{
 			Enabled: true,
 		},
-		DiskMajorMinor: ResourceAttributeConfig{
+		DiskHealthDiskMajorMinor: ResourceAttributeConfig{
 			Enabled: true,
 		},
-		DiskParent: ResourceAttributeConfig{
+		DiskHealthDiskParent: ResourceAttributeConfig{
 			Enabled: true,
 		},
-		DiskRotational: ResourceAttributeConfig{
+		DiskHealthDiskRotational: ResourceAttributeConfig{
 			Enabled: true,
 		},
-		DiskWwn: ResourceAttributeConfig{
+		DiskHealthDiskWwn: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		HwFirmwareVersion: ResourceAttributeConfig{

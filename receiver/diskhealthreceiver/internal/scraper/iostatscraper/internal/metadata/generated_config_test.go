@@ -26,45 +26,90 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
-					SystemDiskDiscardIo: SystemDiskDiscardIoMetricConfig{
+					DiskHealthDiskDiscardIo: DiskHealthDiskDiscardIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskDiscardIoMetricAttributeKey{SystemDiskDiscardIoMetricAttributeKeySystemDevice},
+						EnabledAttributes:   []DiskHealthDiskDiscardIoMetricAttributeKey{DiskHealthDiskDiscardIoMetricAttributeKeySystemDevice},
 					},
-					SystemDiskDiscardMerged: SystemDiskDiscardMergedMetricConfig{
+					DiskHealthDiskDiscardMerged: DiskHealthDiskDiscardMergedMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskDiscardMergedMetricAttributeKey{SystemDiskDiscardMergedMetricAttributeKeySystemDevice},
+						EnabledAttributes:   []DiskHealthDiskDiscardMergedMetricAttributeKey{DiskHealthDiskDiscardMergedMetricAttributeKeySystemDevice},
 					},
-					SystemDiskDiscardOperationTime: SystemDiskDiscardOperationTimeMetricConfig{
+					DiskHealthDiskDiscardOperationTime: DiskHealthDiskDiscardOperationTimeMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskDiscardOperationTimeMetricAttributeKey{SystemDiskDiscardOperationTimeMetricAttributeKeySystemDevice},
+						EnabledAttributes:   []DiskHealthDiskDiscardOperationTimeMetricAttributeKey{DiskHealthDiskDiscardOperationTimeMetricAttributeKeySystemDevice},
 					},
-					SystemDiskDiscardOperations: SystemDiskDiscardOperationsMetricConfig{
+					DiskHealthDiskDiscardOperations: DiskHealthDiskDiscardOperationsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskDiscardOperationsMetricAttributeKey{SystemDiskDiscardOperationsMetricAttributeKeySystemDevice},
+						EnabledAttributes:   []DiskHealthDiskDiscardOperationsMetricAttributeKey{DiskHealthDiskDiscardOperationsMetricAttributeKeySystemDevice},
 					},
-					SystemDiskFlushOperationTime: SystemDiskFlushOperationTimeMetricConfig{
+					DiskHealthDiskFlushOperationTime: DiskHealthDiskFlushOperationTimeMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskFlushOperationTimeMetricAttributeKey{SystemDiskFlushOperationTimeMetricAttributeKeySystemDevice},
+						EnabledAttributes:   []DiskHealthDiskFlushOperationTimeMetricAttributeKey{DiskHealthDiskFlushOperationTimeMetricAttributeKeySystemDevice},
 					},
-					SystemDiskFlushOperations: SystemDiskFlushOperationsMetricConfig{
+					DiskHealthDiskFlushOperations: DiskHealthDiskFlushOperationsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskFlushOperationsMetricAttributeKey{SystemDiskFlushOperationsMetricAttributeKeySystemDevice},
+						EnabledAttributes:   []DiskHealthDiskFlushOperationsMetricAttributeKey{DiskHealthDiskFlushOperationsMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskIoRate: DiskHealthDiskIoRateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskIoRateMetricAttributeKey{DiskHealthDiskIoRateMetricAttributeKeySystemDevice, DiskHealthDiskIoRateMetricAttributeKeyIostatDirection},
+					},
+					DiskHealthDiskMergedRate: DiskHealthDiskMergedRateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskMergedRateMetricAttributeKey{DiskHealthDiskMergedRateMetricAttributeKeySystemDevice, DiskHealthDiskMergedRateMetricAttributeKeyIostatDirection},
+					},
+					DiskHealthDiskMergedRatio: DiskHealthDiskMergedRatioMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskMergedRatioMetricAttributeKey{DiskHealthDiskMergedRatioMetricAttributeKeySystemDevice, DiskHealthDiskMergedRatioMetricAttributeKeyIostatDirection},
+					},
+					DiskHealthDiskOperationAverageSize: DiskHealthDiskOperationAverageSizeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskOperationAverageSizeMetricAttributeKey{DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageSizeMetricAttributeKeyIostatDirection},
+					},
+					DiskHealthDiskOperationAverageTime: DiskHealthDiskOperationAverageTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskOperationAverageTimeMetricAttributeKey{DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageTimeMetricAttributeKeyIostatDirection},
+					},
+					DiskHealthDiskOperationRate: DiskHealthDiskOperationRateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskOperationRateMetricAttributeKey{DiskHealthDiskOperationRateMetricAttributeKeySystemDevice, DiskHealthDiskOperationRateMetricAttributeKeyIostatDirection},
+					},
+					DiskHealthDiskPendingOperations: DiskHealthDiskPendingOperationsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthDiskPendingOperationsMetricAttributeKey{DiskHealthDiskPendingOperationsMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskQueueLength: DiskHealthDiskQueueLengthMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskQueueLengthMetricAttributeKey{DiskHealthDiskQueueLengthMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskUtilization: DiskHealthDiskUtilizationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskUtilizationMetricAttributeKey{DiskHealthDiskUtilizationMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskWeightedIoTime: DiskHealthDiskWeightedIoTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthDiskWeightedIoTimeMetricAttributeKey{DiskHealthDiskWeightedIoTimeMetricAttributeKeySystemDevice},
 					},
 					SystemDiskIo: SystemDiskIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []SystemDiskIoMetricAttributeKey{SystemDiskIoMetricAttributeKeySystemDevice, SystemDiskIoMetricAttributeKeyDiskIoDirection},
-					},
-					SystemDiskIoRate: SystemDiskIoRateMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemDiskIoRateMetricAttributeKey{SystemDiskIoRateMetricAttributeKeySystemDevice, SystemDiskIoRateMetricAttributeKeyIostatDirection},
 					},
 					SystemDiskIoTime: SystemDiskIoTimeMetricConfig{
 						Enabled:             true,
@@ -81,31 +126,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []SystemDiskMergedMetricAttributeKey{SystemDiskMergedMetricAttributeKeySystemDevice, SystemDiskMergedMetricAttributeKeyDiskIoDirection},
 					},
-					SystemDiskMergedRate: SystemDiskMergedRateMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemDiskMergedRateMetricAttributeKey{SystemDiskMergedRateMetricAttributeKeySystemDevice, SystemDiskMergedRateMetricAttributeKeyIostatDirection},
-					},
-					SystemDiskMergedRatio: SystemDiskMergedRatioMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemDiskMergedRatioMetricAttributeKey{SystemDiskMergedRatioMetricAttributeKeySystemDevice, SystemDiskMergedRatioMetricAttributeKeyIostatDirection},
-					},
-					SystemDiskOperationAverageSize: SystemDiskOperationAverageSizeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemDiskOperationAverageSizeMetricAttributeKey{SystemDiskOperationAverageSizeMetricAttributeKeySystemDevice, SystemDiskOperationAverageSizeMetricAttributeKeyIostatDirection},
-					},
-					SystemDiskOperationAverageTime: SystemDiskOperationAverageTimeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemDiskOperationAverageTimeMetricAttributeKey{SystemDiskOperationAverageTimeMetricAttributeKeySystemDevice, SystemDiskOperationAverageTimeMetricAttributeKeyIostatDirection},
-					},
-					SystemDiskOperationRate: SystemDiskOperationRateMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemDiskOperationRateMetricAttributeKey{SystemDiskOperationRateMetricAttributeKeySystemDevice, SystemDiskOperationRateMetricAttributeKeyIostatDirection},
-					},
 					SystemDiskOperationTime: SystemDiskOperationTimeMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -116,39 +136,19 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []SystemDiskOperationsMetricAttributeKey{SystemDiskOperationsMetricAttributeKeySystemDevice, SystemDiskOperationsMetricAttributeKeyDiskIoDirection},
 					},
-					SystemDiskPendingOperations: SystemDiskPendingOperationsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskPendingOperationsMetricAttributeKey{SystemDiskPendingOperationsMetricAttributeKeySystemDevice},
-					},
-					SystemDiskQueueLength: SystemDiskQueueLengthMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemDiskQueueLengthMetricAttributeKey{SystemDiskQueueLengthMetricAttributeKeySystemDevice},
-					},
-					SystemDiskUtilization: SystemDiskUtilizationMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemDiskUtilizationMetricAttributeKey{SystemDiskUtilizationMetricAttributeKeySystemDevice},
-					},
-					SystemDiskWeightedIoTime: SystemDiskWeightedIoTimeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskWeightedIoTimeMetricAttributeKey{SystemDiskWeightedIoTimeMetricAttributeKeySystemDevice},
-					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					DiskClass:         ResourceAttributeConfig{Enabled: true},
-					DiskDmName:        ResourceAttributeConfig{Enabled: true},
-					DiskMajorMinor:    ResourceAttributeConfig{Enabled: true},
-					DiskParent:        ResourceAttributeConfig{Enabled: true},
-					DiskRotational:    ResourceAttributeConfig{Enabled: true},
-					DiskWwn:           ResourceAttributeConfig{Enabled: true},
-					HwFirmwareVersion: ResourceAttributeConfig{Enabled: true},
-					HwID:              ResourceAttributeConfig{Enabled: true},
-					HwModel:           ResourceAttributeConfig{Enabled: true},
-					HwParent:          ResourceAttributeConfig{Enabled: true},
-					HwSerialNumber:    ResourceAttributeConfig{Enabled: true},
+					DiskHealthDiskClass:      ResourceAttributeConfig{Enabled: true},
+					DiskHealthDiskDmName:     ResourceAttributeConfig{Enabled: true},
+					DiskHealthDiskMajorMinor: ResourceAttributeConfig{Enabled: true},
+					DiskHealthDiskParent:     ResourceAttributeConfig{Enabled: true},
+					DiskHealthDiskRotational: ResourceAttributeConfig{Enabled: true},
+					DiskHealthDiskWwn:        ResourceAttributeConfig{Enabled: true},
+					HwFirmwareVersion:        ResourceAttributeConfig{Enabled: true},
+					HwID:                     ResourceAttributeConfig{Enabled: true},
+					HwModel:                  ResourceAttributeConfig{Enabled: true},
+					HwParent:                 ResourceAttributeConfig{Enabled: true},
+					HwSerialNumber:           ResourceAttributeConfig{Enabled: true},
 				},
 			},
 		},
@@ -156,45 +156,90 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
-					SystemDiskDiscardIo: SystemDiskDiscardIoMetricConfig{
+					DiskHealthDiskDiscardIo: DiskHealthDiskDiscardIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskDiscardIoMetricAttributeKey{SystemDiskDiscardIoMetricAttributeKeySystemDevice},
+						EnabledAttributes:   []DiskHealthDiskDiscardIoMetricAttributeKey{DiskHealthDiskDiscardIoMetricAttributeKeySystemDevice},
 					},
-					SystemDiskDiscardMerged: SystemDiskDiscardMergedMetricConfig{
+					DiskHealthDiskDiscardMerged: DiskHealthDiskDiscardMergedMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskDiscardMergedMetricAttributeKey{SystemDiskDiscardMergedMetricAttributeKeySystemDevice},
+						EnabledAttributes:   []DiskHealthDiskDiscardMergedMetricAttributeKey{DiskHealthDiskDiscardMergedMetricAttributeKeySystemDevice},
 					},
-					SystemDiskDiscardOperationTime: SystemDiskDiscardOperationTimeMetricConfig{
+					DiskHealthDiskDiscardOperationTime: DiskHealthDiskDiscardOperationTimeMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskDiscardOperationTimeMetricAttributeKey{SystemDiskDiscardOperationTimeMetricAttributeKeySystemDevice},
+						EnabledAttributes:   []DiskHealthDiskDiscardOperationTimeMetricAttributeKey{DiskHealthDiskDiscardOperationTimeMetricAttributeKeySystemDevice},
 					},
-					SystemDiskDiscardOperations: SystemDiskDiscardOperationsMetricConfig{
+					DiskHealthDiskDiscardOperations: DiskHealthDiskDiscardOperationsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskDiscardOperationsMetricAttributeKey{SystemDiskDiscardOperationsMetricAttributeKeySystemDevice},
+						EnabledAttributes:   []DiskHealthDiskDiscardOperationsMetricAttributeKey{DiskHealthDiskDiscardOperationsMetricAttributeKeySystemDevice},
 					},
-					SystemDiskFlushOperationTime: SystemDiskFlushOperationTimeMetricConfig{
+					DiskHealthDiskFlushOperationTime: DiskHealthDiskFlushOperationTimeMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskFlushOperationTimeMetricAttributeKey{SystemDiskFlushOperationTimeMetricAttributeKeySystemDevice},
+						EnabledAttributes:   []DiskHealthDiskFlushOperationTimeMetricAttributeKey{DiskHealthDiskFlushOperationTimeMetricAttributeKeySystemDevice},
 					},
-					SystemDiskFlushOperations: SystemDiskFlushOperationsMetricConfig{
+					DiskHealthDiskFlushOperations: DiskHealthDiskFlushOperationsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskFlushOperationsMetricAttributeKey{SystemDiskFlushOperationsMetricAttributeKeySystemDevice},
+						EnabledAttributes:   []DiskHealthDiskFlushOperationsMetricAttributeKey{DiskHealthDiskFlushOperationsMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskIoRate: DiskHealthDiskIoRateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskIoRateMetricAttributeKey{DiskHealthDiskIoRateMetricAttributeKeySystemDevice, DiskHealthDiskIoRateMetricAttributeKeyIostatDirection},
+					},
+					DiskHealthDiskMergedRate: DiskHealthDiskMergedRateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskMergedRateMetricAttributeKey{DiskHealthDiskMergedRateMetricAttributeKeySystemDevice, DiskHealthDiskMergedRateMetricAttributeKeyIostatDirection},
+					},
+					DiskHealthDiskMergedRatio: DiskHealthDiskMergedRatioMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskMergedRatioMetricAttributeKey{DiskHealthDiskMergedRatioMetricAttributeKeySystemDevice, DiskHealthDiskMergedRatioMetricAttributeKeyIostatDirection},
+					},
+					DiskHealthDiskOperationAverageSize: DiskHealthDiskOperationAverageSizeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskOperationAverageSizeMetricAttributeKey{DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageSizeMetricAttributeKeyIostatDirection},
+					},
+					DiskHealthDiskOperationAverageTime: DiskHealthDiskOperationAverageTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskOperationAverageTimeMetricAttributeKey{DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageTimeMetricAttributeKeyIostatDirection},
+					},
+					DiskHealthDiskOperationRate: DiskHealthDiskOperationRateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskOperationRateMetricAttributeKey{DiskHealthDiskOperationRateMetricAttributeKeySystemDevice, DiskHealthDiskOperationRateMetricAttributeKeyIostatDirection},
+					},
+					DiskHealthDiskPendingOperations: DiskHealthDiskPendingOperationsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthDiskPendingOperationsMetricAttributeKey{DiskHealthDiskPendingOperationsMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskQueueLength: DiskHealthDiskQueueLengthMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskQueueLengthMetricAttributeKey{DiskHealthDiskQueueLengthMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskUtilization: DiskHealthDiskUtilizationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskUtilizationMetricAttributeKey{DiskHealthDiskUtilizationMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskWeightedIoTime: DiskHealthDiskWeightedIoTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthDiskWeightedIoTimeMetricAttributeKey{DiskHealthDiskWeightedIoTimeMetricAttributeKeySystemDevice},
 					},
 					SystemDiskIo: SystemDiskIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []SystemDiskIoMetricAttributeKey{SystemDiskIoMetricAttributeKeySystemDevice, SystemDiskIoMetricAttributeKeyDiskIoDirection},
-					},
-					SystemDiskIoRate: SystemDiskIoRateMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemDiskIoRateMetricAttributeKey{SystemDiskIoRateMetricAttributeKeySystemDevice, SystemDiskIoRateMetricAttributeKeyIostatDirection},
 					},
 					SystemDiskIoTime: SystemDiskIoTimeMetricConfig{
 						Enabled:             false,
@@ -211,31 +256,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []SystemDiskMergedMetricAttributeKey{SystemDiskMergedMetricAttributeKeySystemDevice, SystemDiskMergedMetricAttributeKeyDiskIoDirection},
 					},
-					SystemDiskMergedRate: SystemDiskMergedRateMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemDiskMergedRateMetricAttributeKey{SystemDiskMergedRateMetricAttributeKeySystemDevice, SystemDiskMergedRateMetricAttributeKeyIostatDirection},
-					},
-					SystemDiskMergedRatio: SystemDiskMergedRatioMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemDiskMergedRatioMetricAttributeKey{SystemDiskMergedRatioMetricAttributeKeySystemDevice, SystemDiskMergedRatioMetricAttributeKeyIostatDirection},
-					},
-					SystemDiskOperationAverageSize: SystemDiskOperationAverageSizeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemDiskOperationAverageSizeMetricAttributeKey{SystemDiskOperationAverageSizeMetricAttributeKeySystemDevice, SystemDiskOperationAverageSizeMetricAttributeKeyIostatDirection},
-					},
-					SystemDiskOperationAverageTime: SystemDiskOperationAverageTimeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemDiskOperationAverageTimeMetricAttributeKey{SystemDiskOperationAverageTimeMetricAttributeKeySystemDevice, SystemDiskOperationAverageTimeMetricAttributeKeyIostatDirection},
-					},
-					SystemDiskOperationRate: SystemDiskOperationRateMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemDiskOperationRateMetricAttributeKey{SystemDiskOperationRateMetricAttributeKeySystemDevice, SystemDiskOperationRateMetricAttributeKeyIostatDirection},
-					},
 					SystemDiskOperationTime: SystemDiskOperationTimeMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -246,39 +266,19 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []SystemDiskOperationsMetricAttributeKey{SystemDiskOperationsMetricAttributeKeySystemDevice, SystemDiskOperationsMetricAttributeKeyDiskIoDirection},
 					},
-					SystemDiskPendingOperations: SystemDiskPendingOperationsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskPendingOperationsMetricAttributeKey{SystemDiskPendingOperationsMetricAttributeKeySystemDevice},
-					},
-					SystemDiskQueueLength: SystemDiskQueueLengthMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemDiskQueueLengthMetricAttributeKey{SystemDiskQueueLengthMetricAttributeKeySystemDevice},
-					},
-					SystemDiskUtilization: SystemDiskUtilizationMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemDiskUtilizationMetricAttributeKey{SystemDiskUtilizationMetricAttributeKeySystemDevice},
-					},
-					SystemDiskWeightedIoTime: SystemDiskWeightedIoTimeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskWeightedIoTimeMetricAttributeKey{SystemDiskWeightedIoTimeMetricAttributeKeySystemDevice},
-					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					DiskClass:         ResourceAttributeConfig{Enabled: false},
-					DiskDmName:        ResourceAttributeConfig{Enabled: false},
-					DiskMajorMinor:    ResourceAttributeConfig{Enabled: false},
-					DiskParent:        ResourceAttributeConfig{Enabled: false},
-					DiskRotational:    ResourceAttributeConfig{Enabled: false},
-					DiskWwn:           ResourceAttributeConfig{Enabled: false},
-					HwFirmwareVersion: ResourceAttributeConfig{Enabled: false},
-					HwID:              ResourceAttributeConfig{Enabled: false},
-					HwModel:           ResourceAttributeConfig{Enabled: false},
-					HwParent:          ResourceAttributeConfig{Enabled: false},
-					HwSerialNumber:    ResourceAttributeConfig{Enabled: false},
+					DiskHealthDiskClass:      ResourceAttributeConfig{Enabled: false},
+					DiskHealthDiskDmName:     ResourceAttributeConfig{Enabled: false},
+					DiskHealthDiskMajorMinor: ResourceAttributeConfig{Enabled: false},
+					DiskHealthDiskParent:     ResourceAttributeConfig{Enabled: false},
+					DiskHealthDiskRotational: ResourceAttributeConfig{Enabled: false},
+					DiskHealthDiskWwn:        ResourceAttributeConfig{Enabled: false},
+					HwFirmwareVersion:        ResourceAttributeConfig{Enabled: false},
+					HwID:                     ResourceAttributeConfig{Enabled: false},
+					HwModel:                  ResourceAttributeConfig{Enabled: false},
+					HwParent:                 ResourceAttributeConfig{Enabled: false},
+					HwSerialNumber:           ResourceAttributeConfig{Enabled: false},
 				},
 			},
 		},
@@ -286,79 +286,199 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemDiskDiscardIoMetricConfig{}, SystemDiskDiscardMergedMetricConfig{}, SystemDiskDiscardOperationTimeMetricConfig{}, SystemDiskDiscardOperationsMetricConfig{}, SystemDiskFlushOperationTimeMetricConfig{}, SystemDiskFlushOperationsMetricConfig{}, SystemDiskIoMetricConfig{}, SystemDiskIoRateMetricConfig{}, SystemDiskIoTimeMetricConfig{}, SystemDiskLimitMetricConfig{}, SystemDiskMergedMetricConfig{}, SystemDiskMergedRateMetricConfig{}, SystemDiskMergedRatioMetricConfig{}, SystemDiskOperationAverageSizeMetricConfig{}, SystemDiskOperationAverageTimeMetricConfig{}, SystemDiskOperationRateMetricConfig{}, SystemDiskOperationTimeMetricConfig{}, SystemDiskOperationsMetricConfig{}, SystemDiskPendingOperationsMetricConfig{}, SystemDiskQueueLengthMetricConfig{}, SystemDiskUtilizationMetricConfig{}, SystemDiskWeightedIoTimeMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthDiskDiscardIoMetricConfig{}, DiskHealthDiskDiscardMergedMetricConfig{}, DiskHealthDiskDiscardOperationTimeMetricConfig{}, DiskHealthDiskDiscardOperationsMetricConfig{}, DiskHealthDiskFlushOperationTimeMetricConfig{}, DiskHealthDiskFlushOperationsMetricConfig{}, DiskHealthDiskIoRateMetricConfig{}, DiskHealthDiskMergedRateMetricConfig{}, DiskHealthDiskMergedRatioMetricConfig{}, DiskHealthDiskOperationAverageSizeMetricConfig{}, DiskHealthDiskOperationAverageTimeMetricConfig{}, DiskHealthDiskOperationRateMetricConfig{}, DiskHealthDiskPendingOperationsMetricConfig{}, DiskHealthDiskQueueLengthMetricConfig{}, DiskHealthDiskUtilizationMetricConfig{}, DiskHealthDiskWeightedIoTimeMetricConfig{}, SystemDiskIoMetricConfig{}, SystemDiskIoTimeMetricConfig{}, SystemDiskLimitMetricConfig{}, SystemDiskMergedMetricConfig{}, SystemDiskOperationTimeMetricConfig{}, SystemDiskOperationsMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
-func TestSystemDiskDiscardIoMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskDiscardIo
+func TestDiskHealthDiskDiscardIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskDiscardIo
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemDiskDiscardIoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.discard.io doesn't have an attribute invalid, valid attributes: [system.device]")
+	cfg.EnabledAttributes = []DiskHealthDiskDiscardIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.discard.io doesn't have an attribute invalid, valid attributes: [system.device]")
 
-	cfg = DefaultMetricsConfig().SystemDiskDiscardIo
+	cfg = DefaultMetricsConfig().DiskHealthDiskDiscardIo
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemDiskDiscardMergedMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskDiscardMerged
+func TestDiskHealthDiskDiscardMergedMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskDiscardMerged
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemDiskDiscardMergedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.discard.merged doesn't have an attribute invalid, valid attributes: [system.device]")
+	cfg.EnabledAttributes = []DiskHealthDiskDiscardMergedMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.discard.merged doesn't have an attribute invalid, valid attributes: [system.device]")
 
-	cfg = DefaultMetricsConfig().SystemDiskDiscardMerged
+	cfg = DefaultMetricsConfig().DiskHealthDiskDiscardMerged
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemDiskDiscardOperationTimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskDiscardOperationTime
+func TestDiskHealthDiskDiscardOperationTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskDiscardOperationTime
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemDiskDiscardOperationTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.discard.operation_time doesn't have an attribute invalid, valid attributes: [system.device]")
+	cfg.EnabledAttributes = []DiskHealthDiskDiscardOperationTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.discard.operation_time doesn't have an attribute invalid, valid attributes: [system.device]")
 
-	cfg = DefaultMetricsConfig().SystemDiskDiscardOperationTime
+	cfg = DefaultMetricsConfig().DiskHealthDiskDiscardOperationTime
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemDiskDiscardOperationsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskDiscardOperations
+func TestDiskHealthDiskDiscardOperationsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskDiscardOperations
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemDiskDiscardOperationsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.discard.operations doesn't have an attribute invalid, valid attributes: [system.device]")
+	cfg.EnabledAttributes = []DiskHealthDiskDiscardOperationsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.discard.operations doesn't have an attribute invalid, valid attributes: [system.device]")
 
-	cfg = DefaultMetricsConfig().SystemDiskDiscardOperations
+	cfg = DefaultMetricsConfig().DiskHealthDiskDiscardOperations
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemDiskFlushOperationTimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskFlushOperationTime
+func TestDiskHealthDiskFlushOperationTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskFlushOperationTime
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemDiskFlushOperationTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.flush.operation_time doesn't have an attribute invalid, valid attributes: [system.device]")
+	cfg.EnabledAttributes = []DiskHealthDiskFlushOperationTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.flush.operation_time doesn't have an attribute invalid, valid attributes: [system.device]")
 
-	cfg = DefaultMetricsConfig().SystemDiskFlushOperationTime
+	cfg = DefaultMetricsConfig().DiskHealthDiskFlushOperationTime
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemDiskFlushOperationsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskFlushOperations
+func TestDiskHealthDiskFlushOperationsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskFlushOperations
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemDiskFlushOperationsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.flush.operations doesn't have an attribute invalid, valid attributes: [system.device]")
+	cfg.EnabledAttributes = []DiskHealthDiskFlushOperationsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.flush.operations doesn't have an attribute invalid, valid attributes: [system.device]")
 
-	cfg = DefaultMetricsConfig().SystemDiskFlushOperations
+	cfg = DefaultMetricsConfig().DiskHealthDiskFlushOperations
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskIoRateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskIoRate
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskIoRateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.io.rate doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskIoRate
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskMergedRateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskMergedRate
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskMergedRateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.merged.rate doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskMergedRate
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskMergedRatioMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskMergedRatio
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskMergedRatioMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.merged.ratio doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskMergedRatio
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskOperationAverageSizeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskOperationAverageSize
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskOperationAverageSizeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.operation.average_size doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskOperationAverageSize
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskOperationAverageTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskOperationAverageTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskOperationAverageTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.operation.average_time doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskOperationAverageTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskOperationRateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskOperationRate
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskOperationRateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.operation.rate doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskOperationRate
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskPendingOperationsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskPendingOperations
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskPendingOperationsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.pending_operations doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskPendingOperations
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskQueueLengthMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskQueueLength
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskQueueLengthMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.queue.length doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskQueueLength
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskUtilizationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskUtilization
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskUtilizationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.utilization doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskUtilization
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskWeightedIoTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskWeightedIoTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskWeightedIoTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.weighted_io_time doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskWeightedIoTime
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -371,18 +491,6 @@ func TestSystemDiskIoMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric system.disk.io doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
 
 	cfg = DefaultMetricsConfig().SystemDiskIo
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemDiskIoRateMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskIoRate
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemDiskIoRateMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.io.rate doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
-
-	cfg = DefaultMetricsConfig().SystemDiskIoRate
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -423,66 +531,6 @@ func TestSystemDiskMergedMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemDiskMergedRateMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskMergedRate
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemDiskMergedRateMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.merged.rate doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
-
-	cfg = DefaultMetricsConfig().SystemDiskMergedRate
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemDiskMergedRatioMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskMergedRatio
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemDiskMergedRatioMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.merged.ratio doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
-
-	cfg = DefaultMetricsConfig().SystemDiskMergedRatio
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemDiskOperationAverageSizeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskOperationAverageSize
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemDiskOperationAverageSizeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.operation.average_size doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
-
-	cfg = DefaultMetricsConfig().SystemDiskOperationAverageSize
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemDiskOperationAverageTimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskOperationAverageTime
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemDiskOperationAverageTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.operation.average_time doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
-
-	cfg = DefaultMetricsConfig().SystemDiskOperationAverageTime
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemDiskOperationRateMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskOperationRate
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemDiskOperationRateMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.operation.rate doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
-
-	cfg = DefaultMetricsConfig().SystemDiskOperationRate
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
 func TestSystemDiskOperationTimeMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().SystemDiskOperationTime
 	require.NoError(t, cfg.Validate())
@@ -503,54 +551,6 @@ func TestSystemDiskOperationsMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric system.disk.operations doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
 
 	cfg = DefaultMetricsConfig().SystemDiskOperations
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemDiskPendingOperationsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskPendingOperations
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemDiskPendingOperationsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.pending_operations doesn't have an attribute invalid, valid attributes: [system.device]")
-
-	cfg = DefaultMetricsConfig().SystemDiskPendingOperations
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemDiskQueueLengthMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskQueueLength
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemDiskQueueLengthMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.queue.length doesn't have an attribute invalid, valid attributes: [system.device]")
-
-	cfg = DefaultMetricsConfig().SystemDiskQueueLength
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemDiskUtilizationMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskUtilization
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemDiskUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.utilization doesn't have an attribute invalid, valid attributes: [system.device]")
-
-	cfg = DefaultMetricsConfig().SystemDiskUtilization
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemDiskWeightedIoTimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskWeightedIoTime
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemDiskWeightedIoTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.weighted_io_time doesn't have an attribute invalid, valid attributes: [system.device]")
-
-	cfg = DefaultMetricsConfig().SystemDiskWeightedIoTime
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -577,33 +577,33 @@ func TestResourceAttributesConfig(t *testing.T) {
 		{
 			name: "all_set",
 			want: ResourceAttributesConfig{
-				DiskClass:         ResourceAttributeConfig{Enabled: true},
-				DiskDmName:        ResourceAttributeConfig{Enabled: true},
-				DiskMajorMinor:    ResourceAttributeConfig{Enabled: true},
-				DiskParent:        ResourceAttributeConfig{Enabled: true},
-				DiskRotational:    ResourceAttributeConfig{Enabled: true},
-				DiskWwn:           ResourceAttributeConfig{Enabled: true},
-				HwFirmwareVersion: ResourceAttributeConfig{Enabled: true},
-				HwID:              ResourceAttributeConfig{Enabled: true},
-				HwModel:           ResourceAttributeConfig{Enabled: true},
-				HwParent:          ResourceAttributeConfig{Enabled: true},
-				HwSerialNumber:    ResourceAttributeConfig{Enabled: true},
+				DiskHealthDiskClass:      ResourceAttributeConfig{Enabled: true},
+				DiskHealthDiskDmName:     ResourceAttributeConfig{Enabled: true},
+				DiskHealthDiskMajorMinor: ResourceAttributeConfig{Enabled: true},
+				DiskHealthDiskParent:     ResourceAttributeConfig{Enabled: true},
+				DiskHealthDiskRotational: ResourceAttributeConfig{Enabled: true},
+				DiskHealthDiskWwn:        ResourceAttributeConfig{Enabled: true},
+				HwFirmwareVersion:        ResourceAttributeConfig{Enabled: true},
+				HwID:                     ResourceAttributeConfig{Enabled: true},
+				HwModel:                  ResourceAttributeConfig{Enabled: true},
+				HwParent:                 ResourceAttributeConfig{Enabled: true},
+				HwSerialNumber:           ResourceAttributeConfig{Enabled: true},
 			},
 		},
 		{
 			name: "none_set",
 			want: ResourceAttributesConfig{
-				DiskClass:         ResourceAttributeConfig{Enabled: false},
-				DiskDmName:        ResourceAttributeConfig{Enabled: false},
-				DiskMajorMinor:    ResourceAttributeConfig{Enabled: false},
-				DiskParent:        ResourceAttributeConfig{Enabled: false},
-				DiskRotational:    ResourceAttributeConfig{Enabled: false},
-				DiskWwn:           ResourceAttributeConfig{Enabled: false},
-				HwFirmwareVersion: ResourceAttributeConfig{Enabled: false},
-				HwID:              ResourceAttributeConfig{Enabled: false},
-				HwModel:           ResourceAttributeConfig{Enabled: false},
-				HwParent:          ResourceAttributeConfig{Enabled: false},
-				HwSerialNumber:    ResourceAttributeConfig{Enabled: false},
+				DiskHealthDiskClass:      ResourceAttributeConfig{Enabled: false},
+				DiskHealthDiskDmName:     ResourceAttributeConfig{Enabled: false},
+				DiskHealthDiskMajorMinor: ResourceAttributeConfig{Enabled: false},
+				DiskHealthDiskParent:     ResourceAttributeConfig{Enabled: false},
+				DiskHealthDiskRotational: ResourceAttributeConfig{Enabled: false},
+				DiskHealthDiskWwn:        ResourceAttributeConfig{Enabled: false},
+				HwFirmwareVersion:        ResourceAttributeConfig{Enabled: false},
+				HwID:                     ResourceAttributeConfig{Enabled: false},
+				HwModel:                  ResourceAttributeConfig{Enabled: false},
+				HwParent:                 ResourceAttributeConfig{Enabled: false},
+				HwSerialNumber:           ResourceAttributeConfig{Enabled: false},
 			},
 		},
 	}

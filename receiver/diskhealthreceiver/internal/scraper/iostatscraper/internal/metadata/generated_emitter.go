@@ -6,10 +6,10 @@ import (
 	"slices"
 	"time"
 
+	conventions "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/semconv/v1.44.0"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
-	conventions "go.opentelemetry.io/otel/semconv/v1.38.0"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 )
@@ -27,52 +27,106 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 	e := &Emitter{}
 	e.Init(conventions.SchemaURL, ScopeName, settings.BuildInfo.Version, pcommon.NewTimestampFromTime(time.Now()), []emit.Metric{
 		{
-			Name: "system.disk.discard.io", Description: "Bytes discarded (TRIM/UNMAP), from /proc/diskstats field 17 × 512. Kernel 4.18+. Not in semantic conventions.", Unit: "By",
+			Name: "disk_health.disk.discard.io", Description: "Bytes discarded (TRIM/UNMAP), from /proc/diskstats field 17 × 512. Kernel 4.18+. Not in semantic conventions.", Unit: "By",
 			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemDiskDiscardIo.Enabled, Strategy: m.SystemDiskDiscardIo.AggregationStrategy, Attrs: 1,
-			Keep: emit.Keep(slices.Contains(m.SystemDiskDiscardIo.EnabledAttributes, SystemDiskDiscardIoMetricAttributeKeySystemDevice)),
+			Enabled: m.DiskHealthDiskDiscardIo.Enabled, Strategy: m.DiskHealthDiskDiscardIo.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskDiscardIo.EnabledAttributes, DiskHealthDiskDiscardIoMetricAttributeKeySystemDevice)),
 		},
 		{
-			Name: "system.disk.discard.merged", Description: "Adjacent discard requests merged into one, field 16. Kernel 4.18+. Not in semantic conventions.", Unit: "{operation}",
+			Name: "disk_health.disk.discard.merged", Description: "Adjacent discard requests merged into one, field 16. Kernel 4.18+. Not in semantic conventions.", Unit: "{operation}",
 			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemDiskDiscardMerged.Enabled, Strategy: m.SystemDiskDiscardMerged.AggregationStrategy, Attrs: 1,
-			Keep: emit.Keep(slices.Contains(m.SystemDiskDiscardMerged.EnabledAttributes, SystemDiskDiscardMergedMetricAttributeKeySystemDevice)),
+			Enabled: m.DiskHealthDiskDiscardMerged.Enabled, Strategy: m.DiskHealthDiskDiscardMerged.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskDiscardMerged.EnabledAttributes, DiskHealthDiskDiscardMergedMetricAttributeKeySystemDevice)),
 		},
 		{
-			Name: "system.disk.discard.operation_time", Description: "Sum of the time each discard request took, field 18 (32-bit ms, wrap-extended). Kernel 4.18+. Not in semantic conventions.", Unit: "s",
+			Name: "disk_health.disk.discard.operation_time", Description: "Sum of the time each discard request took, field 18 (32-bit ms, wrap-extended). Kernel 4.18+. Not in semantic conventions.", Unit: "s",
 			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemDiskDiscardOperationTime.Enabled, Strategy: m.SystemDiskDiscardOperationTime.AggregationStrategy, Attrs: 1,
-			Keep: emit.Keep(slices.Contains(m.SystemDiskDiscardOperationTime.EnabledAttributes, SystemDiskDiscardOperationTimeMetricAttributeKeySystemDevice)),
+			Enabled: m.DiskHealthDiskDiscardOperationTime.Enabled, Strategy: m.DiskHealthDiskDiscardOperationTime.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskDiscardOperationTime.EnabledAttributes, DiskHealthDiskDiscardOperationTimeMetricAttributeKeySystemDevice)),
 		},
 		{
-			Name: "system.disk.discard.operations", Description: "Discard requests completed, field 15. Kernel 4.18+. Not in semantic conventions.", Unit: "{operation}",
+			Name: "disk_health.disk.discard.operations", Description: "Discard requests completed, field 15. Kernel 4.18+. Not in semantic conventions.", Unit: "{operation}",
 			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemDiskDiscardOperations.Enabled, Strategy: m.SystemDiskDiscardOperations.AggregationStrategy, Attrs: 1,
-			Keep: emit.Keep(slices.Contains(m.SystemDiskDiscardOperations.EnabledAttributes, SystemDiskDiscardOperationsMetricAttributeKeySystemDevice)),
+			Enabled: m.DiskHealthDiskDiscardOperations.Enabled, Strategy: m.DiskHealthDiskDiscardOperations.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskDiscardOperations.EnabledAttributes, DiskHealthDiskDiscardOperationsMetricAttributeKeySystemDevice)),
 		},
 		{
-			Name: "system.disk.flush.operation_time", Description: "Sum of the time each flush request took, field 20 (32-bit ms, wrap-extended). Kernel 5.5+, whole disks only. Not in semantic conventions.", Unit: "s",
+			Name: "disk_health.disk.flush.operation_time", Description: "Sum of the time each flush request took, field 20 (32-bit ms, wrap-extended). Kernel 5.5+, whole disks only. Not in semantic conventions.", Unit: "s",
 			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemDiskFlushOperationTime.Enabled, Strategy: m.SystemDiskFlushOperationTime.AggregationStrategy, Attrs: 1,
-			Keep: emit.Keep(slices.Contains(m.SystemDiskFlushOperationTime.EnabledAttributes, SystemDiskFlushOperationTimeMetricAttributeKeySystemDevice)),
+			Enabled: m.DiskHealthDiskFlushOperationTime.Enabled, Strategy: m.DiskHealthDiskFlushOperationTime.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskFlushOperationTime.EnabledAttributes, DiskHealthDiskFlushOperationTimeMetricAttributeKeySystemDevice)),
 		},
 		{
-			Name: "system.disk.flush.operations", Description: "Flush requests completed, field 19. Kernel 5.5+, whole disks only. Not in semantic conventions.", Unit: "{operation}",
+			Name: "disk_health.disk.flush.operations", Description: "Flush requests completed, field 19. Kernel 5.5+, whole disks only. Not in semantic conventions.", Unit: "{operation}",
 			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemDiskFlushOperations.Enabled, Strategy: m.SystemDiskFlushOperations.AggregationStrategy, Attrs: 1,
-			Keep: emit.Keep(slices.Contains(m.SystemDiskFlushOperations.EnabledAttributes, SystemDiskFlushOperationsMetricAttributeKeySystemDevice)),
+			Enabled: m.DiskHealthDiskFlushOperations.Enabled, Strategy: m.DiskHealthDiskFlushOperations.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskFlushOperations.EnabledAttributes, DiskHealthDiskFlushOperationsMetricAttributeKeySystemDevice)),
+		},
+		{
+			Name: "disk_health.disk.io.rate", Description: "Bytes per second read / written / discarded over the last interval (iostat rkB/s, wkB/s, dkB/s, in bytes). Not in semantic conventions.", Unit: "By/s",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskIoRate.Enabled, Strategy: m.DiskHealthDiskIoRate.AggregationStrategy, Attrs: 2,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskIoRate.EnabledAttributes, DiskHealthDiskIoRateMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskIoRate.EnabledAttributes, DiskHealthDiskIoRateMetricAttributeKeyIostatDirection)),
+		},
+		{
+			Name: "disk_health.disk.merged.rate", Description: "Requests merged per second over the last interval (iostat rrqm/s, wrqm/s, drqm/s). Not in semantic conventions.", Unit: "{operation}/s",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskMergedRate.Enabled, Strategy: m.DiskHealthDiskMergedRate.AggregationStrategy, Attrs: 2,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskMergedRate.EnabledAttributes, DiskHealthDiskMergedRateMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskMergedRate.EnabledAttributes, DiskHealthDiskMergedRateMetricAttributeKeyIostatDirection)),
+		},
+		{
+			Name: "disk_health.disk.merged.ratio", Description: "Share of requests that were merged over the last interval, 0–1 (iostat %rrqm, %wrqm, %drqm divided by 100). Not in semantic conventions.", Unit: "1",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskMergedRatio.Enabled, Strategy: m.DiskHealthDiskMergedRatio.AggregationStrategy, Attrs: 2,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskMergedRatio.EnabledAttributes, DiskHealthDiskMergedRatioMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskMergedRatio.EnabledAttributes, DiskHealthDiskMergedRatioMetricAttributeKeyIostatDirection)),
+		},
+		{
+			Name: "disk_health.disk.operation.average_size", Description: "Average size of the requests completed over the last interval (iostat rareq-sz, wareq-sz, dareq-sz, in bytes). Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskOperationAverageSize.Enabled, Strategy: m.DiskHealthDiskOperationAverageSize.AggregationStrategy, Attrs: 2,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskOperationAverageSize.EnabledAttributes, DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskOperationAverageSize.EnabledAttributes, DiskHealthDiskOperationAverageSizeMetricAttributeKeyIostatDirection)),
+		},
+		{
+			Name: "disk_health.disk.operation.average_time", Description: "Average time a request completed over the last interval took, queueing included (iostat r_await, w_await, d_await, f_await, in seconds). Not in semantic conventions.", Unit: "s",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskOperationAverageTime.Enabled, Strategy: m.DiskHealthDiskOperationAverageTime.AggregationStrategy, Attrs: 2,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskOperationAverageTime.EnabledAttributes, DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskOperationAverageTime.EnabledAttributes, DiskHealthDiskOperationAverageTimeMetricAttributeKeyIostatDirection)),
+		},
+		{
+			Name: "disk_health.disk.operation.rate", Description: "Requests completed per second over the last interval (iostat r/s, w/s, d/s, f/s). Not in semantic conventions.", Unit: "{operation}/s",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskOperationRate.Enabled, Strategy: m.DiskHealthDiskOperationRate.AggregationStrategy, Attrs: 2,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskOperationRate.EnabledAttributes, DiskHealthDiskOperationRateMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskOperationRate.EnabledAttributes, DiskHealthDiskOperationRateMetricAttributeKeyIostatDirection)),
+		},
+		{
+			Name: "disk_health.disk.pending_operations", Description: "Requests in flight at the moment of the read (field 12). Not in semantic conventions (hostmetrics name).", Unit: "{operation}",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.DiskHealthDiskPendingOperations.Enabled, Strategy: m.DiskHealthDiskPendingOperations.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskPendingOperations.EnabledAttributes, DiskHealthDiskPendingOperationsMetricAttributeKeySystemDevice)),
+		},
+		{
+			Name: "disk_health.disk.queue.length", Description: "Average number of requests queued or in service over the last interval (iostat aqu-sz). Not in semantic conventions.", Unit: "{operation}",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskQueueLength.Enabled, Strategy: m.DiskHealthDiskQueueLength.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskQueueLength.EnabledAttributes, DiskHealthDiskQueueLengthMetricAttributeKeySystemDevice)),
+		},
+		{
+			Name: "disk_health.disk.utilization", Description: "Share of the last interval during which the device had at least one request in flight, 0–1 (iostat %util divided by 100). Not saturation on devices that serve requests in parallel (NVMe, RAID). Not in semantic conventions.", Unit: "1",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskUtilization.Enabled, Strategy: m.DiskHealthDiskUtilization.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskUtilization.EnabledAttributes, DiskHealthDiskUtilizationMetricAttributeKeySystemDevice)),
+		},
+		{
+			Name: "disk_health.disk.weighted_io_time", Description: "Time requests spent queued or in service, summed over requests (field 14, 32-bit ms, wrap-extended). Not in semantic conventions (hostmetrics name).", Unit: "s",
+			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.DiskHealthDiskWeightedIoTime.Enabled, Strategy: m.DiskHealthDiskWeightedIoTime.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskWeightedIoTime.EnabledAttributes, DiskHealthDiskWeightedIoTimeMetricAttributeKeySystemDevice)),
 		},
 		{
 			Name: "system.disk.io", Description: "Bytes read from / written to the device (sectors × 512; the kernel always counts 512-byte sectors).", Unit: "By",
 			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
 			Enabled: m.SystemDiskIo.Enabled, Strategy: m.SystemDiskIo.AggregationStrategy, Attrs: 2,
 			Keep: emit.Keep(slices.Contains(m.SystemDiskIo.EnabledAttributes, SystemDiskIoMetricAttributeKeySystemDevice), slices.Contains(m.SystemDiskIo.EnabledAttributes, SystemDiskIoMetricAttributeKeyDiskIoDirection)),
-		},
-		{
-			Name: "system.disk.io.rate", Description: "Bytes per second read / written / discarded over the last interval (iostat rkB/s, wkB/s, dkB/s, in bytes). Not in semantic conventions.", Unit: "By/s",
-			Gauge:   true,
-			Enabled: m.SystemDiskIoRate.Enabled, Strategy: m.SystemDiskIoRate.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.SystemDiskIoRate.EnabledAttributes, SystemDiskIoRateMetricAttributeKeySystemDevice), slices.Contains(m.SystemDiskIoRate.EnabledAttributes, SystemDiskIoRateMetricAttributeKeyIostatDirection)),
 		},
 		{
 			Name: "system.disk.io_time", Description: "Wall time during which the device had at least one request in flight (field 13, 32-bit ms, wrap-extended).", Unit: "s",
@@ -93,36 +147,6 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 			Keep: emit.Keep(slices.Contains(m.SystemDiskMerged.EnabledAttributes, SystemDiskMergedMetricAttributeKeySystemDevice), slices.Contains(m.SystemDiskMerged.EnabledAttributes, SystemDiskMergedMetricAttributeKeyDiskIoDirection)),
 		},
 		{
-			Name: "system.disk.merged.rate", Description: "Requests merged per second over the last interval (iostat rrqm/s, wrqm/s, drqm/s). Not in semantic conventions.", Unit: "{operation}/s",
-			Gauge:   true,
-			Enabled: m.SystemDiskMergedRate.Enabled, Strategy: m.SystemDiskMergedRate.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.SystemDiskMergedRate.EnabledAttributes, SystemDiskMergedRateMetricAttributeKeySystemDevice), slices.Contains(m.SystemDiskMergedRate.EnabledAttributes, SystemDiskMergedRateMetricAttributeKeyIostatDirection)),
-		},
-		{
-			Name: "system.disk.merged.ratio", Description: "Share of requests that were merged over the last interval, 0–1 (iostat %rrqm, %wrqm, %drqm divided by 100). Not in semantic conventions.", Unit: "1",
-			Gauge:   true,
-			Enabled: m.SystemDiskMergedRatio.Enabled, Strategy: m.SystemDiskMergedRatio.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.SystemDiskMergedRatio.EnabledAttributes, SystemDiskMergedRatioMetricAttributeKeySystemDevice), slices.Contains(m.SystemDiskMergedRatio.EnabledAttributes, SystemDiskMergedRatioMetricAttributeKeyIostatDirection)),
-		},
-		{
-			Name: "system.disk.operation.average_size", Description: "Average size of the requests completed over the last interval (iostat rareq-sz, wareq-sz, dareq-sz, in bytes). Not in semantic conventions.", Unit: "By",
-			Gauge:   true,
-			Enabled: m.SystemDiskOperationAverageSize.Enabled, Strategy: m.SystemDiskOperationAverageSize.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.SystemDiskOperationAverageSize.EnabledAttributes, SystemDiskOperationAverageSizeMetricAttributeKeySystemDevice), slices.Contains(m.SystemDiskOperationAverageSize.EnabledAttributes, SystemDiskOperationAverageSizeMetricAttributeKeyIostatDirection)),
-		},
-		{
-			Name: "system.disk.operation.average_time", Description: "Average time a request completed over the last interval took, queueing included (iostat r_await, w_await, d_await, f_await, in seconds). Not in semantic conventions.", Unit: "s",
-			Gauge:   true,
-			Enabled: m.SystemDiskOperationAverageTime.Enabled, Strategy: m.SystemDiskOperationAverageTime.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.SystemDiskOperationAverageTime.EnabledAttributes, SystemDiskOperationAverageTimeMetricAttributeKeySystemDevice), slices.Contains(m.SystemDiskOperationAverageTime.EnabledAttributes, SystemDiskOperationAverageTimeMetricAttributeKeyIostatDirection)),
-		},
-		{
-			Name: "system.disk.operation.rate", Description: "Requests completed per second over the last interval (iostat r/s, w/s, d/s, f/s). Not in semantic conventions.", Unit: "{operation}/s",
-			Gauge:   true,
-			Enabled: m.SystemDiskOperationRate.Enabled, Strategy: m.SystemDiskOperationRate.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.SystemDiskOperationRate.EnabledAttributes, SystemDiskOperationRateMetricAttributeKeySystemDevice), slices.Contains(m.SystemDiskOperationRate.EnabledAttributes, SystemDiskOperationRateMetricAttributeKeyIostatDirection)),
-		},
-		{
 			Name: "system.disk.operation_time", Description: "Sum of the time each read / write took (fields 7 and 11, 32-bit ms, wrap-extended).", Unit: "s",
 			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
 			Enabled: m.SystemDiskOperationTime.Enabled, Strategy: m.SystemDiskOperationTime.AggregationStrategy, Attrs: 2,
@@ -134,37 +158,13 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 			Enabled: m.SystemDiskOperations.Enabled, Strategy: m.SystemDiskOperations.AggregationStrategy, Attrs: 2,
 			Keep: emit.Keep(slices.Contains(m.SystemDiskOperations.EnabledAttributes, SystemDiskOperationsMetricAttributeKeySystemDevice), slices.Contains(m.SystemDiskOperations.EnabledAttributes, SystemDiskOperationsMetricAttributeKeyDiskIoDirection)),
 		},
-		{
-			Name: "system.disk.pending_operations", Description: "Requests in flight at the moment of the read (field 12). Not in semantic conventions (hostmetrics name).", Unit: "{operation}",
-			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemDiskPendingOperations.Enabled, Strategy: m.SystemDiskPendingOperations.AggregationStrategy, Attrs: 1,
-			Keep: emit.Keep(slices.Contains(m.SystemDiskPendingOperations.EnabledAttributes, SystemDiskPendingOperationsMetricAttributeKeySystemDevice)),
-		},
-		{
-			Name: "system.disk.queue.length", Description: "Average number of requests queued or in service over the last interval (iostat aqu-sz). Not in semantic conventions.", Unit: "{operation}",
-			Gauge:   true,
-			Enabled: m.SystemDiskQueueLength.Enabled, Strategy: m.SystemDiskQueueLength.AggregationStrategy, Attrs: 1,
-			Keep: emit.Keep(slices.Contains(m.SystemDiskQueueLength.EnabledAttributes, SystemDiskQueueLengthMetricAttributeKeySystemDevice)),
-		},
-		{
-			Name: "system.disk.utilization", Description: "Share of the last interval during which the device had at least one request in flight, 0–1 (iostat %util divided by 100). Not saturation on devices that serve requests in parallel (NVMe, RAID). Not in semantic conventions.", Unit: "1",
-			Gauge:   true,
-			Enabled: m.SystemDiskUtilization.Enabled, Strategy: m.SystemDiskUtilization.AggregationStrategy, Attrs: 1,
-			Keep: emit.Keep(slices.Contains(m.SystemDiskUtilization.EnabledAttributes, SystemDiskUtilizationMetricAttributeKeySystemDevice)),
-		},
-		{
-			Name: "system.disk.weighted_io_time", Description: "Time requests spent queued or in service, summed over requests (field 14, 32-bit ms, wrap-extended). Not in semantic conventions (hostmetrics name).", Unit: "s",
-			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemDiskWeightedIoTime.Enabled, Strategy: m.SystemDiskWeightedIoTime.AggregationStrategy, Attrs: 1,
-			Keep: emit.Keep(slices.Contains(m.SystemDiskWeightedIoTime.EnabledAttributes, SystemDiskWeightedIoTimeMetricAttributeKeySystemDevice)),
-		},
 	}, []emit.ResourceFilter{
-		{Attr: "disk.class", Include: mbc.ResourceAttributes.DiskClass.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskClass.MetricsExclude},
-		{Attr: "disk.dm.name", Include: mbc.ResourceAttributes.DiskDmName.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskDmName.MetricsExclude},
-		{Attr: "disk.major_minor", Include: mbc.ResourceAttributes.DiskMajorMinor.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskMajorMinor.MetricsExclude},
-		{Attr: "disk.parent", Include: mbc.ResourceAttributes.DiskParent.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskParent.MetricsExclude},
-		{Attr: "disk.rotational", Include: mbc.ResourceAttributes.DiskRotational.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskRotational.MetricsExclude},
-		{Attr: "disk.wwn", Include: mbc.ResourceAttributes.DiskWwn.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskWwn.MetricsExclude},
+		{Attr: "disk_health.disk.class", Include: mbc.ResourceAttributes.DiskHealthDiskClass.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskHealthDiskClass.MetricsExclude},
+		{Attr: "disk_health.disk.dm.name", Include: mbc.ResourceAttributes.DiskHealthDiskDmName.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskHealthDiskDmName.MetricsExclude},
+		{Attr: "disk_health.disk.major_minor", Include: mbc.ResourceAttributes.DiskHealthDiskMajorMinor.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskHealthDiskMajorMinor.MetricsExclude},
+		{Attr: "disk_health.disk.parent", Include: mbc.ResourceAttributes.DiskHealthDiskParent.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskHealthDiskParent.MetricsExclude},
+		{Attr: "disk_health.disk.rotational", Include: mbc.ResourceAttributes.DiskHealthDiskRotational.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskHealthDiskRotational.MetricsExclude},
+		{Attr: "disk_health.disk.wwn", Include: mbc.ResourceAttributes.DiskHealthDiskWwn.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskHealthDiskWwn.MetricsExclude},
 		{Attr: "hw.firmware_version", Include: mbc.ResourceAttributes.HwFirmwareVersion.MetricsInclude, Exclude: mbc.ResourceAttributes.HwFirmwareVersion.MetricsExclude},
 		{Attr: "hw.id", Include: mbc.ResourceAttributes.HwID.MetricsInclude, Exclude: mbc.ResourceAttributes.HwID.MetricsExclude},
 		{Attr: "hw.model", Include: mbc.ResourceAttributes.HwModel.MetricsInclude, Exclude: mbc.ResourceAttributes.HwModel.MetricsExclude},
@@ -174,8 +174,8 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 	return e
 }
 
-// AppendSystemDiskDiscardIoDataPoint adds a data point to system.disk.discard.io, as MetricsBuilder.RecordSystemDiskDiscardIoDataPoint does.
-func (e *Emitter) AppendSystemDiskDiscardIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+// AppendDiskHealthDiskDiscardIoDataPoint adds a data point to disk_health.disk.discard.io, as MetricsBuilder.RecordDiskHealthDiskDiscardIoDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskDiscardIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
 	m := e.Metric(0)
 	if m == nil {
 		return
@@ -188,8 +188,8 @@ func (e *Emitter) AppendSystemDiskDiscardIoDataPoint(ts pcommon.Timestamp, val i
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemDiskDiscardMergedDataPoint adds a data point to system.disk.discard.merged, as MetricsBuilder.RecordSystemDiskDiscardMergedDataPoint does.
-func (e *Emitter) AppendSystemDiskDiscardMergedDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+// AppendDiskHealthDiskDiscardMergedDataPoint adds a data point to disk_health.disk.discard.merged, as MetricsBuilder.RecordDiskHealthDiskDiscardMergedDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskDiscardMergedDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
 	m := e.Metric(1)
 	if m == nil {
 		return
@@ -202,8 +202,8 @@ func (e *Emitter) AppendSystemDiskDiscardMergedDataPoint(ts pcommon.Timestamp, v
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemDiskDiscardOperationTimeDataPoint adds a data point to system.disk.discard.operation_time, as MetricsBuilder.RecordSystemDiskDiscardOperationTimeDataPoint does.
-func (e *Emitter) AppendSystemDiskDiscardOperationTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+// AppendDiskHealthDiskDiscardOperationTimeDataPoint adds a data point to disk_health.disk.discard.operation_time, as MetricsBuilder.RecordDiskHealthDiskDiscardOperationTimeDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskDiscardOperationTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
 	m := e.Metric(2)
 	if m == nil {
 		return
@@ -216,8 +216,8 @@ func (e *Emitter) AppendSystemDiskDiscardOperationTimeDataPoint(ts pcommon.Times
 	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemDiskDiscardOperationsDataPoint adds a data point to system.disk.discard.operations, as MetricsBuilder.RecordSystemDiskDiscardOperationsDataPoint does.
-func (e *Emitter) AppendSystemDiskDiscardOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+// AppendDiskHealthDiskDiscardOperationsDataPoint adds a data point to disk_health.disk.discard.operations, as MetricsBuilder.RecordDiskHealthDiskDiscardOperationsDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskDiscardOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
 	m := e.Metric(3)
 	if m == nil {
 		return
@@ -230,8 +230,8 @@ func (e *Emitter) AppendSystemDiskDiscardOperationsDataPoint(ts pcommon.Timestam
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemDiskFlushOperationTimeDataPoint adds a data point to system.disk.flush.operation_time, as MetricsBuilder.RecordSystemDiskFlushOperationTimeDataPoint does.
-func (e *Emitter) AppendSystemDiskFlushOperationTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+// AppendDiskHealthDiskFlushOperationTimeDataPoint adds a data point to disk_health.disk.flush.operation_time, as MetricsBuilder.RecordDiskHealthDiskFlushOperationTimeDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskFlushOperationTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
 	m := e.Metric(4)
 	if m == nil {
 		return
@@ -244,8 +244,8 @@ func (e *Emitter) AppendSystemDiskFlushOperationTimeDataPoint(ts pcommon.Timesta
 	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemDiskFlushOperationsDataPoint adds a data point to system.disk.flush.operations, as MetricsBuilder.RecordSystemDiskFlushOperationsDataPoint does.
-func (e *Emitter) AppendSystemDiskFlushOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+// AppendDiskHealthDiskFlushOperationsDataPoint adds a data point to disk_health.disk.flush.operations, as MetricsBuilder.RecordDiskHealthDiskFlushOperationsDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskFlushOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
 	m := e.Metric(5)
 	if m == nil {
 		return
@@ -258,8 +258,8 @@ func (e *Emitter) AppendSystemDiskFlushOperationsDataPoint(ts pcommon.Timestamp,
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemDiskIoDataPoint adds a data point to system.disk.io, as MetricsBuilder.RecordSystemDiskIoDataPoint does.
-func (e *Emitter) AppendSystemDiskIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+// AppendDiskHealthDiskIoRateDataPoint adds a data point to disk_health.disk.io.rate, as MetricsBuilder.RecordDiskHealthDiskIoRateDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskIoRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
 	m := e.Metric(6)
 	if m == nil {
 		return
@@ -270,13 +270,13 @@ func (e *Emitter) AppendSystemDiskIoDataPoint(ts pcommon.Timestamp, val int64, s
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("disk.io.direction", diskIoDirectionAttributeValue.String())
+		attrs.PutStr("disk.io.direction", iostatDirectionAttributeValue.String())
 	}
-	e.SetInt(m, dp, val)
+	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemDiskIoRateDataPoint adds a data point to system.disk.io.rate, as MetricsBuilder.RecordSystemDiskIoRateDataPoint does.
-func (e *Emitter) AppendSystemDiskIoRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
+// AppendDiskHealthDiskMergedRateDataPoint adds a data point to disk_health.disk.merged.rate, as MetricsBuilder.RecordDiskHealthDiskMergedRateDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskMergedRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
 	m := e.Metric(7)
 	if m == nil {
 		return
@@ -292,8 +292,8 @@ func (e *Emitter) AppendSystemDiskIoRateDataPoint(ts pcommon.Timestamp, val floa
 	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemDiskIoTimeDataPoint adds a data point to system.disk.io_time, as MetricsBuilder.RecordSystemDiskIoTimeDataPoint does.
-func (e *Emitter) AppendSystemDiskIoTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+// AppendDiskHealthDiskMergedRatioDataPoint adds a data point to disk_health.disk.merged.ratio, as MetricsBuilder.RecordDiskHealthDiskMergedRatioDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskMergedRatioDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
 	m := e.Metric(8)
 	if m == nil {
 		return
@@ -303,11 +303,14 @@ func (e *Emitter) AppendSystemDiskIoTimeDataPoint(ts pcommon.Timestamp, val floa
 	if m.Keep&(1<<0) != 0 {
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("disk.io.direction", iostatDirectionAttributeValue.String())
+	}
 	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemDiskLimitDataPoint adds a data point to system.disk.limit, as MetricsBuilder.RecordSystemDiskLimitDataPoint does.
-func (e *Emitter) AppendSystemDiskLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+// AppendDiskHealthDiskOperationAverageSizeDataPoint adds a data point to disk_health.disk.operation.average_size, as MetricsBuilder.RecordDiskHealthDiskOperationAverageSizeDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskOperationAverageSizeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
 	m := e.Metric(9)
 	if m == nil {
 		return
@@ -317,11 +320,14 @@ func (e *Emitter) AppendSystemDiskLimitDataPoint(ts pcommon.Timestamp, val int64
 	if m.Keep&(1<<0) != 0 {
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
-	e.SetInt(m, dp, val)
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("disk.io.direction", iostatDirectionAttributeValue.String())
+	}
+	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemDiskMergedDataPoint adds a data point to system.disk.merged, as MetricsBuilder.RecordSystemDiskMergedDataPoint does.
-func (e *Emitter) AppendSystemDiskMergedDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+// AppendDiskHealthDiskOperationAverageTimeDataPoint adds a data point to disk_health.disk.operation.average_time, as MetricsBuilder.RecordDiskHealthDiskOperationAverageTimeDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskOperationAverageTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
 	m := e.Metric(10)
 	if m == nil {
 		return
@@ -332,13 +338,13 @@ func (e *Emitter) AppendSystemDiskMergedDataPoint(ts pcommon.Timestamp, val int6
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("disk.io.direction", diskIoDirectionAttributeValue.String())
+		attrs.PutStr("disk.io.direction", iostatDirectionAttributeValue.String())
 	}
-	e.SetInt(m, dp, val)
+	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemDiskMergedRateDataPoint adds a data point to system.disk.merged.rate, as MetricsBuilder.RecordSystemDiskMergedRateDataPoint does.
-func (e *Emitter) AppendSystemDiskMergedRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
+// AppendDiskHealthDiskOperationRateDataPoint adds a data point to disk_health.disk.operation.rate, as MetricsBuilder.RecordDiskHealthDiskOperationRateDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskOperationRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
 	m := e.Metric(11)
 	if m == nil {
 		return
@@ -354,8 +360,8 @@ func (e *Emitter) AppendSystemDiskMergedRateDataPoint(ts pcommon.Timestamp, val 
 	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemDiskMergedRatioDataPoint adds a data point to system.disk.merged.ratio, as MetricsBuilder.RecordSystemDiskMergedRatioDataPoint does.
-func (e *Emitter) AppendSystemDiskMergedRatioDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
+// AppendDiskHealthDiskPendingOperationsDataPoint adds a data point to disk_health.disk.pending_operations, as MetricsBuilder.RecordDiskHealthDiskPendingOperationsDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskPendingOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
 	m := e.Metric(12)
 	if m == nil {
 		return
@@ -365,14 +371,11 @@ func (e *Emitter) AppendSystemDiskMergedRatioDataPoint(ts pcommon.Timestamp, val
 	if m.Keep&(1<<0) != 0 {
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("disk.io.direction", iostatDirectionAttributeValue.String())
-	}
-	e.SetDouble(m, dp, val)
+	e.SetInt(m, dp, val)
 }
 
-// AppendSystemDiskOperationAverageSizeDataPoint adds a data point to system.disk.operation.average_size, as MetricsBuilder.RecordSystemDiskOperationAverageSizeDataPoint does.
-func (e *Emitter) AppendSystemDiskOperationAverageSizeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
+// AppendDiskHealthDiskQueueLengthDataPoint adds a data point to disk_health.disk.queue.length, as MetricsBuilder.RecordDiskHealthDiskQueueLengthDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskQueueLengthDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
 	m := e.Metric(13)
 	if m == nil {
 		return
@@ -382,14 +385,11 @@ func (e *Emitter) AppendSystemDiskOperationAverageSizeDataPoint(ts pcommon.Times
 	if m.Keep&(1<<0) != 0 {
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("disk.io.direction", iostatDirectionAttributeValue.String())
-	}
 	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemDiskOperationAverageTimeDataPoint adds a data point to system.disk.operation.average_time, as MetricsBuilder.RecordSystemDiskOperationAverageTimeDataPoint does.
-func (e *Emitter) AppendSystemDiskOperationAverageTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
+// AppendDiskHealthDiskUtilizationDataPoint adds a data point to disk_health.disk.utilization, as MetricsBuilder.RecordDiskHealthDiskUtilizationDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
 	m := e.Metric(14)
 	if m == nil {
 		return
@@ -399,14 +399,11 @@ func (e *Emitter) AppendSystemDiskOperationAverageTimeDataPoint(ts pcommon.Times
 	if m.Keep&(1<<0) != 0 {
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("disk.io.direction", iostatDirectionAttributeValue.String())
-	}
 	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemDiskOperationRateDataPoint adds a data point to system.disk.operation.rate, as MetricsBuilder.RecordSystemDiskOperationRateDataPoint does.
-func (e *Emitter) AppendSystemDiskOperationRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
+// AppendDiskHealthDiskWeightedIoTimeDataPoint adds a data point to disk_health.disk.weighted_io_time, as MetricsBuilder.RecordDiskHealthDiskWeightedIoTimeDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskWeightedIoTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
 	m := e.Metric(15)
 	if m == nil {
 		return
@@ -416,15 +413,74 @@ func (e *Emitter) AppendSystemDiskOperationRateDataPoint(ts pcommon.Timestamp, v
 	if m.Keep&(1<<0) != 0 {
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
+	e.SetDouble(m, dp, val)
+}
+
+// AppendSystemDiskIoDataPoint adds a data point to system.disk.io, as MetricsBuilder.RecordSystemDiskIoDataPoint does.
+func (e *Emitter) AppendSystemDiskIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	m := e.Metric(16)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("disk.io.direction", iostatDirectionAttributeValue.String())
+		attrs.PutStr("disk.io.direction", diskIoDirectionAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemDiskIoTimeDataPoint adds a data point to system.disk.io_time, as MetricsBuilder.RecordSystemDiskIoTimeDataPoint does.
+func (e *Emitter) AppendSystemDiskIoTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	m := e.Metric(17)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	e.SetDouble(m, dp, val)
 }
 
+// AppendSystemDiskLimitDataPoint adds a data point to system.disk.limit, as MetricsBuilder.RecordSystemDiskLimitDataPoint does.
+func (e *Emitter) AppendSystemDiskLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	m := e.Metric(18)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemDiskMergedDataPoint adds a data point to system.disk.merged, as MetricsBuilder.RecordSystemDiskMergedDataPoint does.
+func (e *Emitter) AppendSystemDiskMergedDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	m := e.Metric(19)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("disk.io.direction", diskIoDirectionAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
 // AppendSystemDiskOperationTimeDataPoint adds a data point to system.disk.operation_time, as MetricsBuilder.RecordSystemDiskOperationTimeDataPoint does.
 func (e *Emitter) AppendSystemDiskOperationTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
-	m := e.Metric(16)
+	m := e.Metric(20)
 	if m == nil {
 		return
 	}
@@ -441,7 +497,7 @@ func (e *Emitter) AppendSystemDiskOperationTimeDataPoint(ts pcommon.Timestamp, v
 
 // AppendSystemDiskOperationsDataPoint adds a data point to system.disk.operations, as MetricsBuilder.RecordSystemDiskOperationsDataPoint does.
 func (e *Emitter) AppendSystemDiskOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
-	m := e.Metric(17)
+	m := e.Metric(21)
 	if m == nil {
 		return
 	}
@@ -454,60 +510,4 @@ func (e *Emitter) AppendSystemDiskOperationsDataPoint(ts pcommon.Timestamp, val 
 		attrs.PutStr("disk.io.direction", diskIoDirectionAttributeValue.String())
 	}
 	e.SetInt(m, dp, val)
-}
-
-// AppendSystemDiskPendingOperationsDataPoint adds a data point to system.disk.pending_operations, as MetricsBuilder.RecordSystemDiskPendingOperationsDataPoint does.
-func (e *Emitter) AppendSystemDiskPendingOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
-	m := e.Metric(18)
-	if m == nil {
-		return
-	}
-	dp := e.Point(m, ts)
-	attrs := dp.Attributes()
-	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.device", systemDeviceAttributeValue)
-	}
-	e.SetInt(m, dp, val)
-}
-
-// AppendSystemDiskQueueLengthDataPoint adds a data point to system.disk.queue.length, as MetricsBuilder.RecordSystemDiskQueueLengthDataPoint does.
-func (e *Emitter) AppendSystemDiskQueueLengthDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	m := e.Metric(19)
-	if m == nil {
-		return
-	}
-	dp := e.Point(m, ts)
-	attrs := dp.Attributes()
-	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.device", systemDeviceAttributeValue)
-	}
-	e.SetDouble(m, dp, val)
-}
-
-// AppendSystemDiskUtilizationDataPoint adds a data point to system.disk.utilization, as MetricsBuilder.RecordSystemDiskUtilizationDataPoint does.
-func (e *Emitter) AppendSystemDiskUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	m := e.Metric(20)
-	if m == nil {
-		return
-	}
-	dp := e.Point(m, ts)
-	attrs := dp.Attributes()
-	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.device", systemDeviceAttributeValue)
-	}
-	e.SetDouble(m, dp, val)
-}
-
-// AppendSystemDiskWeightedIoTimeDataPoint adds a data point to system.disk.weighted_io_time, as MetricsBuilder.RecordSystemDiskWeightedIoTimeDataPoint does.
-func (e *Emitter) AppendSystemDiskWeightedIoTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	m := e.Metric(21)
-	if m == nil {
-		return
-	}
-	dp := e.Point(m, ts)
-	attrs := dp.Attributes()
-	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.device", systemDeviceAttributeValue)
-	}
-	e.SetDouble(m, dp, val)
 }

@@ -24,28 +24,28 @@ func TestEmitterMatchesBuilder(t *testing.T) {
 	}
 	for _, s := range []string{AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax} {
 		mbc := loadMetricsBuilderConfig(t, "reaggregate_set")
-		mbc.Metrics.SystemDiskDiscardIo.AggregationStrategy = s
-		mbc.Metrics.SystemDiskDiscardMerged.AggregationStrategy = s
-		mbc.Metrics.SystemDiskDiscardOperationTime.AggregationStrategy = s
-		mbc.Metrics.SystemDiskDiscardOperations.AggregationStrategy = s
-		mbc.Metrics.SystemDiskFlushOperationTime.AggregationStrategy = s
-		mbc.Metrics.SystemDiskFlushOperations.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskDiscardIo.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskDiscardMerged.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskDiscardOperationTime.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskDiscardOperations.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskFlushOperationTime.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskFlushOperations.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskIoRate.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskMergedRate.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskMergedRatio.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskOperationAverageSize.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskOperationAverageTime.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskOperationRate.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskPendingOperations.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskQueueLength.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskUtilization.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskWeightedIoTime.AggregationStrategy = s
 		mbc.Metrics.SystemDiskIo.AggregationStrategy = s
-		mbc.Metrics.SystemDiskIoRate.AggregationStrategy = s
 		mbc.Metrics.SystemDiskIoTime.AggregationStrategy = s
 		mbc.Metrics.SystemDiskLimit.AggregationStrategy = s
 		mbc.Metrics.SystemDiskMerged.AggregationStrategy = s
-		mbc.Metrics.SystemDiskMergedRate.AggregationStrategy = s
-		mbc.Metrics.SystemDiskMergedRatio.AggregationStrategy = s
-		mbc.Metrics.SystemDiskOperationAverageSize.AggregationStrategy = s
-		mbc.Metrics.SystemDiskOperationAverageTime.AggregationStrategy = s
-		mbc.Metrics.SystemDiskOperationRate.AggregationStrategy = s
 		mbc.Metrics.SystemDiskOperationTime.AggregationStrategy = s
 		mbc.Metrics.SystemDiskOperations.AggregationStrategy = s
-		mbc.Metrics.SystemDiskPendingOperations.AggregationStrategy = s
-		mbc.Metrics.SystemDiskQueueLength.AggregationStrategy = s
-		mbc.Metrics.SystemDiskUtilization.AggregationStrategy = s
-		mbc.Metrics.SystemDiskWeightedIoTime.AggregationStrategy = s
 		configs["reaggregate_"+s] = mbc
 	}
 	start, start2, ts := pcommon.Timestamp(1_000_000_000), pcommon.Timestamp(1_000_005_000), pcommon.Timestamp(1_000_010_000)
@@ -105,52 +105,106 @@ type testPoint struct {
 func testPoints(k int) []testPoint {
 	return []testPoint{
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemDiskDiscardIoDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthDiskDiscardIoDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemDiskDiscardIoDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthDiskDiscardIoDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemDiskDiscardMergedDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthDiskDiscardMergedDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemDiskDiscardMergedDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthDiskDiscardMergedDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemDiskDiscardOperationTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthDiskDiscardOperationTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemDiskDiscardOperationTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthDiskDiscardOperationTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemDiskDiscardOperationsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthDiskDiscardOperationsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemDiskDiscardOperationsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthDiskDiscardOperationsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemDiskFlushOperationTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthDiskFlushOperationTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemDiskFlushOperationTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthDiskFlushOperationTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemDiskFlushOperationsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
+			mb.RecordDiskHealthDiskFlushOperationsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemDiskFlushOperationsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
+				e.AppendDiskHealthDiskFlushOperationsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskIoRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskIoRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskMergedRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskMergedRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskMergedRatioDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskMergedRatioDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskOperationAverageSizeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskOperationAverageSizeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskOperationAverageTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskOperationAverageTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskOperationRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskOperationRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskPendingOperationsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskPendingOperationsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskQueueLengthDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskQueueLengthDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskWeightedIoTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskWeightedIoTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordSystemDiskIoDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
 				e.AppendSystemDiskIoDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemDiskIoRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemDiskIoRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordSystemDiskIoTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
@@ -171,36 +225,6 @@ func testPoints(k int) []testPoint {
 				e.AppendSystemDiskMergedDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemDiskMergedRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemDiskMergedRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemDiskMergedRatioDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemDiskMergedRatioDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemDiskOperationAverageSizeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemDiskOperationAverageSizeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemDiskOperationAverageTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemDiskOperationAverageTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemDiskOperationRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemDiskOperationRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordSystemDiskOperationTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
@@ -211,30 +235,6 @@ func testPoints(k int) []testPoint {
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
 				e.AppendSystemDiskOperationsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemDiskPendingOperationsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemDiskPendingOperationsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemDiskQueueLengthDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemDiskQueueLengthDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemDiskUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemDiskUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemDiskWeightedIoTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemDiskWeightedIoTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
 			}},
 	}
 }
@@ -248,17 +248,17 @@ func testResource(mbc MetricsBuilderConfig, r int) pcommon.Resource {
 	}
 	switch r {
 	case 0:
-		rb.SetDiskClassDisk()
+		rb.SetDiskHealthDiskClassDisk()
 	case 1:
-		rb.SetDiskClassPartition()
+		rb.SetDiskHealthDiskClassPartition()
 	case 2:
-		rb.SetDiskClassDm()
+		rb.SetDiskHealthDiskClassDm()
 	}
-	rb.SetDiskDmName("disk.dm.name-val" + suffix)
-	rb.SetDiskMajorMinor("disk.major_minor-val" + suffix)
-	rb.SetDiskParent("disk.parent-val" + suffix)
-	rb.SetDiskRotational(r == 0)
-	rb.SetDiskWwn("disk.wwn-val" + suffix)
+	rb.SetDiskHealthDiskDmName("disk_health.disk.dm.name-val" + suffix)
+	rb.SetDiskHealthDiskMajorMinor("disk_health.disk.major_minor-val" + suffix)
+	rb.SetDiskHealthDiskParent("disk_health.disk.parent-val" + suffix)
+	rb.SetDiskHealthDiskRotational(r == 0)
+	rb.SetDiskHealthDiskWwn("disk_health.disk.wwn-val" + suffix)
 	rb.SetHwFirmwareVersion("hw.firmware_version-val" + suffix)
 	rb.SetHwID("hw.id-val" + suffix)
 	rb.SetHwModel("hw.model-val" + suffix)

@@ -3,12 +3,12 @@
 package metadata
 
 import (
+	conventions "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/semconv/v1.44.0"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/filter"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
-	conventions "go.opentelemetry.io/otel/semconv/v1.38.0"
 	"slices"
 	"time"
 )
@@ -81,37 +81,73 @@ var MapAttributeIostatDirection = map[string]AttributeIostatDirection{
 }
 
 var MetricsInfo = metricsInfo{
-	SystemDiskDiscardIo: metricInfo{
-		Name:       "system.disk.discard.io",
+	DiskHealthDiskDiscardIo: metricInfo{
+		Name:       "disk_health.disk.discard.io",
 		Attributes: []string{"system.device"},
 	},
-	SystemDiskDiscardMerged: metricInfo{
-		Name:       "system.disk.discard.merged",
+	DiskHealthDiskDiscardMerged: metricInfo{
+		Name:       "disk_health.disk.discard.merged",
 		Attributes: []string{"system.device"},
 	},
-	SystemDiskDiscardOperationTime: metricInfo{
-		Name:       "system.disk.discard.operation_time",
+	DiskHealthDiskDiscardOperationTime: metricInfo{
+		Name:       "disk_health.disk.discard.operation_time",
 		Attributes: []string{"system.device"},
 	},
-	SystemDiskDiscardOperations: metricInfo{
-		Name:       "system.disk.discard.operations",
+	DiskHealthDiskDiscardOperations: metricInfo{
+		Name:       "disk_health.disk.discard.operations",
 		Attributes: []string{"system.device"},
 	},
-	SystemDiskFlushOperationTime: metricInfo{
-		Name:       "system.disk.flush.operation_time",
+	DiskHealthDiskFlushOperationTime: metricInfo{
+		Name:       "disk_health.disk.flush.operation_time",
 		Attributes: []string{"system.device"},
 	},
-	SystemDiskFlushOperations: metricInfo{
-		Name:       "system.disk.flush.operations",
+	DiskHealthDiskFlushOperations: metricInfo{
+		Name:       "disk_health.disk.flush.operations",
+		Attributes: []string{"system.device"},
+	},
+	DiskHealthDiskIoRate: metricInfo{
+		Name:       "disk_health.disk.io.rate",
+		Attributes: []string{"system.device", "iostat.direction"},
+	},
+	DiskHealthDiskMergedRate: metricInfo{
+		Name:       "disk_health.disk.merged.rate",
+		Attributes: []string{"system.device", "iostat.direction"},
+	},
+	DiskHealthDiskMergedRatio: metricInfo{
+		Name:       "disk_health.disk.merged.ratio",
+		Attributes: []string{"system.device", "iostat.direction"},
+	},
+	DiskHealthDiskOperationAverageSize: metricInfo{
+		Name:       "disk_health.disk.operation.average_size",
+		Attributes: []string{"system.device", "iostat.direction"},
+	},
+	DiskHealthDiskOperationAverageTime: metricInfo{
+		Name:       "disk_health.disk.operation.average_time",
+		Attributes: []string{"system.device", "iostat.direction"},
+	},
+	DiskHealthDiskOperationRate: metricInfo{
+		Name:       "disk_health.disk.operation.rate",
+		Attributes: []string{"system.device", "iostat.direction"},
+	},
+	DiskHealthDiskPendingOperations: metricInfo{
+		Name:       "disk_health.disk.pending_operations",
+		Attributes: []string{"system.device"},
+	},
+	DiskHealthDiskQueueLength: metricInfo{
+		Name:       "disk_health.disk.queue.length",
+		Attributes: []string{"system.device"},
+	},
+	DiskHealthDiskUtilization: metricInfo{
+		Name:       "disk_health.disk.utilization",
+		Attributes: []string{"system.device"},
+	},
+	DiskHealthDiskWeightedIoTime: metricInfo{
+		Name:       "disk_health.disk.weighted_io_time",
 		Attributes: []string{"system.device"},
 	},
 	SystemDiskIo: metricInfo{
 		Name:       "system.disk.io",
 		Attributes: []string{"system.device", "disk.io.direction"},
-	},
-	SystemDiskIoRate: metricInfo{
-		Name:       "system.disk.io.rate",
-		Attributes: []string{"system.device", "iostat.direction"},
 	},
 	SystemDiskIoTime: metricInfo{
 		Name:       "system.disk.io_time",
@@ -125,26 +161,6 @@ var MetricsInfo = metricsInfo{
 		Name:       "system.disk.merged",
 		Attributes: []string{"system.device", "disk.io.direction"},
 	},
-	SystemDiskMergedRate: metricInfo{
-		Name:       "system.disk.merged.rate",
-		Attributes: []string{"system.device", "iostat.direction"},
-	},
-	SystemDiskMergedRatio: metricInfo{
-		Name:       "system.disk.merged.ratio",
-		Attributes: []string{"system.device", "iostat.direction"},
-	},
-	SystemDiskOperationAverageSize: metricInfo{
-		Name:       "system.disk.operation.average_size",
-		Attributes: []string{"system.device", "iostat.direction"},
-	},
-	SystemDiskOperationAverageTime: metricInfo{
-		Name:       "system.disk.operation.average_time",
-		Attributes: []string{"system.device", "iostat.direction"},
-	},
-	SystemDiskOperationRate: metricInfo{
-		Name:       "system.disk.operation.rate",
-		Attributes: []string{"system.device", "iostat.direction"},
-	},
 	SystemDiskOperationTime: metricInfo{
 		Name:       "system.disk.operation_time",
 		Attributes: []string{"system.device", "disk.io.direction"},
@@ -153,47 +169,31 @@ var MetricsInfo = metricsInfo{
 		Name:       "system.disk.operations",
 		Attributes: []string{"system.device", "disk.io.direction"},
 	},
-	SystemDiskPendingOperations: metricInfo{
-		Name:       "system.disk.pending_operations",
-		Attributes: []string{"system.device"},
-	},
-	SystemDiskQueueLength: metricInfo{
-		Name:       "system.disk.queue.length",
-		Attributes: []string{"system.device"},
-	},
-	SystemDiskUtilization: metricInfo{
-		Name:       "system.disk.utilization",
-		Attributes: []string{"system.device"},
-	},
-	SystemDiskWeightedIoTime: metricInfo{
-		Name:       "system.disk.weighted_io_time",
-		Attributes: []string{"system.device"},
-	},
 }
 
 type metricsInfo struct {
-	SystemDiskDiscardIo            metricInfo
-	SystemDiskDiscardMerged        metricInfo
-	SystemDiskDiscardOperationTime metricInfo
-	SystemDiskDiscardOperations    metricInfo
-	SystemDiskFlushOperationTime   metricInfo
-	SystemDiskFlushOperations      metricInfo
-	SystemDiskIo                   metricInfo
-	SystemDiskIoRate               metricInfo
-	SystemDiskIoTime               metricInfo
-	SystemDiskLimit                metricInfo
-	SystemDiskMerged               metricInfo
-	SystemDiskMergedRate           metricInfo
-	SystemDiskMergedRatio          metricInfo
-	SystemDiskOperationAverageSize metricInfo
-	SystemDiskOperationAverageTime metricInfo
-	SystemDiskOperationRate        metricInfo
-	SystemDiskOperationTime        metricInfo
-	SystemDiskOperations           metricInfo
-	SystemDiskPendingOperations    metricInfo
-	SystemDiskQueueLength          metricInfo
-	SystemDiskUtilization          metricInfo
-	SystemDiskWeightedIoTime       metricInfo
+	DiskHealthDiskDiscardIo            metricInfo
+	DiskHealthDiskDiscardMerged        metricInfo
+	DiskHealthDiskDiscardOperationTime metricInfo
+	DiskHealthDiskDiscardOperations    metricInfo
+	DiskHealthDiskFlushOperationTime   metricInfo
+	DiskHealthDiskFlushOperations      metricInfo
+	DiskHealthDiskIoRate               metricInfo
+	DiskHealthDiskMergedRate           metricInfo
+	DiskHealthDiskMergedRatio          metricInfo
+	DiskHealthDiskOperationAverageSize metricInfo
+	DiskHealthDiskOperationAverageTime metricInfo
+	DiskHealthDiskOperationRate        metricInfo
+	DiskHealthDiskPendingOperations    metricInfo
+	DiskHealthDiskQueueLength          metricInfo
+	DiskHealthDiskUtilization          metricInfo
+	DiskHealthDiskWeightedIoTime       metricInfo
+	SystemDiskIo                       metricInfo
+	SystemDiskIoTime                   metricInfo
+	SystemDiskLimit                    metricInfo
+	SystemDiskMerged                   metricInfo
+	SystemDiskOperationTime            metricInfo
+	SystemDiskOperations               metricInfo
 }
 
 type metricInfo struct {
@@ -201,16 +201,16 @@ type metricInfo struct {
 	Attributes []string
 }
 
-type metricSystemDiskDiscardIo struct {
-	data          pmetric.Metric                  // data buffer for generated metric.
-	config        SystemDiskDiscardIoMetricConfig // metric config provided by user.
-	capacity      int                             // max observed number of data points added to the metric.
-	aggDataPoints []int64                         // slice containing number of aggregated datapoints at each index
+type metricDiskHealthDiskDiscardIo struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        DiskHealthDiskDiscardIoMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.disk.discard.io metric with initial data.
-func (m *metricSystemDiskDiscardIo) init() {
-	m.data.SetName("system.disk.discard.io")
+// init fills disk_health.disk.discard.io metric with initial data.
+func (m *metricDiskHealthDiskDiscardIo) init() {
+	m.data.SetName("disk_health.disk.discard.io")
 	m.data.SetDescription("Bytes discarded (TRIM/UNMAP), from /proc/diskstats field 17 × 512. Kernel 4.18+. Not in semantic conventions.")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
@@ -220,7 +220,7 @@ func (m *metricSystemDiskDiscardIo) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemDiskDiscardIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+func (m *metricDiskHealthDiskDiscardIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -228,7 +228,7 @@ func (m *metricSystemDiskDiscardIo) recordDataPoint(start pcommon.Timestamp, ts 
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskDiscardIoMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskDiscardIoMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
 
@@ -262,14 +262,14 @@ func (m *metricSystemDiskDiscardIo) recordDataPoint(start pcommon.Timestamp, ts 
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskDiscardIo) updateCapacity() {
+func (m *metricDiskHealthDiskDiscardIo) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskDiscardIo) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthDiskDiscardIo) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -282,8 +282,8 @@ func (m *metricSystemDiskDiscardIo) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricSystemDiskDiscardIo(cfg SystemDiskDiscardIoMetricConfig) metricSystemDiskDiscardIo {
-	m := metricSystemDiskDiscardIo{config: cfg}
+func newMetricDiskHealthDiskDiscardIo(cfg DiskHealthDiskDiscardIoMetricConfig) metricDiskHealthDiskDiscardIo {
+	m := metricDiskHealthDiskDiscardIo{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -292,16 +292,16 @@ func newMetricSystemDiskDiscardIo(cfg SystemDiskDiscardIoMetricConfig) metricSys
 	return m
 }
 
-type metricSystemDiskDiscardMerged struct {
-	data          pmetric.Metric                      // data buffer for generated metric.
-	config        SystemDiskDiscardMergedMetricConfig // metric config provided by user.
-	capacity      int                                 // max observed number of data points added to the metric.
-	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
+type metricDiskHealthDiskDiscardMerged struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        DiskHealthDiskDiscardMergedMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.disk.discard.merged metric with initial data.
-func (m *metricSystemDiskDiscardMerged) init() {
-	m.data.SetName("system.disk.discard.merged")
+// init fills disk_health.disk.discard.merged metric with initial data.
+func (m *metricDiskHealthDiskDiscardMerged) init() {
+	m.data.SetName("disk_health.disk.discard.merged")
 	m.data.SetDescription("Adjacent discard requests merged into one, field 16. Kernel 4.18+. Not in semantic conventions.")
 	m.data.SetUnit("{operation}")
 	m.data.SetEmptySum()
@@ -311,7 +311,7 @@ func (m *metricSystemDiskDiscardMerged) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemDiskDiscardMerged) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+func (m *metricDiskHealthDiskDiscardMerged) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -319,7 +319,7 @@ func (m *metricSystemDiskDiscardMerged) recordDataPoint(start pcommon.Timestamp,
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskDiscardMergedMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskDiscardMergedMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
 
@@ -353,14 +353,14 @@ func (m *metricSystemDiskDiscardMerged) recordDataPoint(start pcommon.Timestamp,
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskDiscardMerged) updateCapacity() {
+func (m *metricDiskHealthDiskDiscardMerged) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskDiscardMerged) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthDiskDiscardMerged) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -373,8 +373,8 @@ func (m *metricSystemDiskDiscardMerged) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricSystemDiskDiscardMerged(cfg SystemDiskDiscardMergedMetricConfig) metricSystemDiskDiscardMerged {
-	m := metricSystemDiskDiscardMerged{config: cfg}
+func newMetricDiskHealthDiskDiscardMerged(cfg DiskHealthDiskDiscardMergedMetricConfig) metricDiskHealthDiskDiscardMerged {
+	m := metricDiskHealthDiskDiscardMerged{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -383,16 +383,16 @@ func newMetricSystemDiskDiscardMerged(cfg SystemDiskDiscardMergedMetricConfig) m
 	return m
 }
 
-type metricSystemDiskDiscardOperationTime struct {
-	data          pmetric.Metric                             // data buffer for generated metric.
-	config        SystemDiskDiscardOperationTimeMetricConfig // metric config provided by user.
-	capacity      int                                        // max observed number of data points added to the metric.
-	aggDataPoints []float64                                  // slice containing number of aggregated datapoints at each index
+type metricDiskHealthDiskDiscardOperationTime struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        DiskHealthDiskDiscardOperationTimeMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []float64                                      // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.disk.discard.operation_time metric with initial data.
-func (m *metricSystemDiskDiscardOperationTime) init() {
-	m.data.SetName("system.disk.discard.operation_time")
+// init fills disk_health.disk.discard.operation_time metric with initial data.
+func (m *metricDiskHealthDiskDiscardOperationTime) init() {
+	m.data.SetName("disk_health.disk.discard.operation_time")
 	m.data.SetDescription("Sum of the time each discard request took, field 18 (32-bit ms, wrap-extended). Kernel 4.18+. Not in semantic conventions.")
 	m.data.SetUnit("s")
 	m.data.SetEmptySum()
@@ -402,7 +402,7 @@ func (m *metricSystemDiskDiscardOperationTime) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemDiskDiscardOperationTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+func (m *metricDiskHealthDiskDiscardOperationTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -410,7 +410,7 @@ func (m *metricSystemDiskDiscardOperationTime) recordDataPoint(start pcommon.Tim
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskDiscardOperationTimeMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskDiscardOperationTimeMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
 
@@ -444,14 +444,14 @@ func (m *metricSystemDiskDiscardOperationTime) recordDataPoint(start pcommon.Tim
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskDiscardOperationTime) updateCapacity() {
+func (m *metricDiskHealthDiskDiscardOperationTime) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskDiscardOperationTime) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthDiskDiscardOperationTime) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -464,8 +464,8 @@ func (m *metricSystemDiskDiscardOperationTime) emit(metrics pmetric.MetricSlice)
 	}
 }
 
-func newMetricSystemDiskDiscardOperationTime(cfg SystemDiskDiscardOperationTimeMetricConfig) metricSystemDiskDiscardOperationTime {
-	m := metricSystemDiskDiscardOperationTime{config: cfg}
+func newMetricDiskHealthDiskDiscardOperationTime(cfg DiskHealthDiskDiscardOperationTimeMetricConfig) metricDiskHealthDiskDiscardOperationTime {
+	m := metricDiskHealthDiskDiscardOperationTime{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -474,16 +474,16 @@ func newMetricSystemDiskDiscardOperationTime(cfg SystemDiskDiscardOperationTimeM
 	return m
 }
 
-type metricSystemDiskDiscardOperations struct {
-	data          pmetric.Metric                          // data buffer for generated metric.
-	config        SystemDiskDiscardOperationsMetricConfig // metric config provided by user.
-	capacity      int                                     // max observed number of data points added to the metric.
-	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+type metricDiskHealthDiskDiscardOperations struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        DiskHealthDiskDiscardOperationsMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.disk.discard.operations metric with initial data.
-func (m *metricSystemDiskDiscardOperations) init() {
-	m.data.SetName("system.disk.discard.operations")
+// init fills disk_health.disk.discard.operations metric with initial data.
+func (m *metricDiskHealthDiskDiscardOperations) init() {
+	m.data.SetName("disk_health.disk.discard.operations")
 	m.data.SetDescription("Discard requests completed, field 15. Kernel 4.18+. Not in semantic conventions.")
 	m.data.SetUnit("{operation}")
 	m.data.SetEmptySum()
@@ -493,7 +493,7 @@ func (m *metricSystemDiskDiscardOperations) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemDiskDiscardOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+func (m *metricDiskHealthDiskDiscardOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -501,7 +501,7 @@ func (m *metricSystemDiskDiscardOperations) recordDataPoint(start pcommon.Timest
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskDiscardOperationsMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskDiscardOperationsMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
 
@@ -535,14 +535,14 @@ func (m *metricSystemDiskDiscardOperations) recordDataPoint(start pcommon.Timest
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskDiscardOperations) updateCapacity() {
+func (m *metricDiskHealthDiskDiscardOperations) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskDiscardOperations) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthDiskDiscardOperations) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -555,8 +555,8 @@ func (m *metricSystemDiskDiscardOperations) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricSystemDiskDiscardOperations(cfg SystemDiskDiscardOperationsMetricConfig) metricSystemDiskDiscardOperations {
-	m := metricSystemDiskDiscardOperations{config: cfg}
+func newMetricDiskHealthDiskDiscardOperations(cfg DiskHealthDiskDiscardOperationsMetricConfig) metricDiskHealthDiskDiscardOperations {
+	m := metricDiskHealthDiskDiscardOperations{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -565,16 +565,16 @@ func newMetricSystemDiskDiscardOperations(cfg SystemDiskDiscardOperationsMetricC
 	return m
 }
 
-type metricSystemDiskFlushOperationTime struct {
-	data          pmetric.Metric                           // data buffer for generated metric.
-	config        SystemDiskFlushOperationTimeMetricConfig // metric config provided by user.
-	capacity      int                                      // max observed number of data points added to the metric.
-	aggDataPoints []float64                                // slice containing number of aggregated datapoints at each index
+type metricDiskHealthDiskFlushOperationTime struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        DiskHealthDiskFlushOperationTimeMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []float64                                    // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.disk.flush.operation_time metric with initial data.
-func (m *metricSystemDiskFlushOperationTime) init() {
-	m.data.SetName("system.disk.flush.operation_time")
+// init fills disk_health.disk.flush.operation_time metric with initial data.
+func (m *metricDiskHealthDiskFlushOperationTime) init() {
+	m.data.SetName("disk_health.disk.flush.operation_time")
 	m.data.SetDescription("Sum of the time each flush request took, field 20 (32-bit ms, wrap-extended). Kernel 5.5+, whole disks only. Not in semantic conventions.")
 	m.data.SetUnit("s")
 	m.data.SetEmptySum()
@@ -584,7 +584,7 @@ func (m *metricSystemDiskFlushOperationTime) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemDiskFlushOperationTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+func (m *metricDiskHealthDiskFlushOperationTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -592,7 +592,7 @@ func (m *metricSystemDiskFlushOperationTime) recordDataPoint(start pcommon.Times
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskFlushOperationTimeMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskFlushOperationTimeMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
 
@@ -626,14 +626,14 @@ func (m *metricSystemDiskFlushOperationTime) recordDataPoint(start pcommon.Times
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskFlushOperationTime) updateCapacity() {
+func (m *metricDiskHealthDiskFlushOperationTime) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskFlushOperationTime) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthDiskFlushOperationTime) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -646,8 +646,8 @@ func (m *metricSystemDiskFlushOperationTime) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricSystemDiskFlushOperationTime(cfg SystemDiskFlushOperationTimeMetricConfig) metricSystemDiskFlushOperationTime {
-	m := metricSystemDiskFlushOperationTime{config: cfg}
+func newMetricDiskHealthDiskFlushOperationTime(cfg DiskHealthDiskFlushOperationTimeMetricConfig) metricDiskHealthDiskFlushOperationTime {
+	m := metricDiskHealthDiskFlushOperationTime{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -656,16 +656,16 @@ func newMetricSystemDiskFlushOperationTime(cfg SystemDiskFlushOperationTimeMetri
 	return m
 }
 
-type metricSystemDiskFlushOperations struct {
-	data          pmetric.Metric                        // data buffer for generated metric.
-	config        SystemDiskFlushOperationsMetricConfig // metric config provided by user.
-	capacity      int                                   // max observed number of data points added to the metric.
-	aggDataPoints []int64                               // slice containing number of aggregated datapoints at each index
+type metricDiskHealthDiskFlushOperations struct {
+	data          pmetric.Metric                            // data buffer for generated metric.
+	config        DiskHealthDiskFlushOperationsMetricConfig // metric config provided by user.
+	capacity      int                                       // max observed number of data points added to the metric.
+	aggDataPoints []int64                                   // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.disk.flush.operations metric with initial data.
-func (m *metricSystemDiskFlushOperations) init() {
-	m.data.SetName("system.disk.flush.operations")
+// init fills disk_health.disk.flush.operations metric with initial data.
+func (m *metricDiskHealthDiskFlushOperations) init() {
+	m.data.SetName("disk_health.disk.flush.operations")
 	m.data.SetDescription("Flush requests completed, field 19. Kernel 5.5+, whole disks only. Not in semantic conventions.")
 	m.data.SetUnit("{operation}")
 	m.data.SetEmptySum()
@@ -675,7 +675,7 @@ func (m *metricSystemDiskFlushOperations) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemDiskFlushOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+func (m *metricDiskHealthDiskFlushOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -683,7 +683,7 @@ func (m *metricSystemDiskFlushOperations) recordDataPoint(start pcommon.Timestam
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskFlushOperationsMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskFlushOperationsMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
 
@@ -717,14 +717,14 @@ func (m *metricSystemDiskFlushOperations) recordDataPoint(start pcommon.Timestam
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskFlushOperations) updateCapacity() {
+func (m *metricDiskHealthDiskFlushOperations) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskFlushOperations) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthDiskFlushOperations) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -737,8 +737,920 @@ func (m *metricSystemDiskFlushOperations) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricSystemDiskFlushOperations(cfg SystemDiskFlushOperationsMetricConfig) metricSystemDiskFlushOperations {
-	m := metricSystemDiskFlushOperations{config: cfg}
+func newMetricDiskHealthDiskFlushOperations(cfg DiskHealthDiskFlushOperationsMetricConfig) metricDiskHealthDiskFlushOperations {
+	m := metricDiskHealthDiskFlushOperations{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskIoRate struct {
+	data          pmetric.Metric                   // data buffer for generated metric.
+	config        DiskHealthDiskIoRateMetricConfig // metric config provided by user.
+	capacity      int                              // max observed number of data points added to the metric.
+	aggDataPoints []float64                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.io.rate metric with initial data.
+func (m *metricDiskHealthDiskIoRate) init() {
+	m.data.SetName("disk_health.disk.io.rate")
+	m.data.SetDescription("Bytes per second read / written / discarded over the last interval (iostat rkB/s, wkB/s, dkB/s, in bytes). Not in semantic conventions.")
+	m.data.SetUnit("By/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskIoRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskIoRateMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskIoRateMetricAttributeKeyIostatDirection) {
+		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskIoRate) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskIoRate) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskIoRate(cfg DiskHealthDiskIoRateMetricConfig) metricDiskHealthDiskIoRate {
+	m := metricDiskHealthDiskIoRate{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskMergedRate struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        DiskHealthDiskMergedRateMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []float64                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.merged.rate metric with initial data.
+func (m *metricDiskHealthDiskMergedRate) init() {
+	m.data.SetName("disk_health.disk.merged.rate")
+	m.data.SetDescription("Requests merged per second over the last interval (iostat rrqm/s, wrqm/s, drqm/s). Not in semantic conventions.")
+	m.data.SetUnit("{operation}/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskMergedRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskMergedRateMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskMergedRateMetricAttributeKeyIostatDirection) {
+		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskMergedRate) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskMergedRate) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskMergedRate(cfg DiskHealthDiskMergedRateMetricConfig) metricDiskHealthDiskMergedRate {
+	m := metricDiskHealthDiskMergedRate{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskMergedRatio struct {
+	data          pmetric.Metric                        // data buffer for generated metric.
+	config        DiskHealthDiskMergedRatioMetricConfig // metric config provided by user.
+	capacity      int                                   // max observed number of data points added to the metric.
+	aggDataPoints []float64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.merged.ratio metric with initial data.
+func (m *metricDiskHealthDiskMergedRatio) init() {
+	m.data.SetName("disk_health.disk.merged.ratio")
+	m.data.SetDescription("Share of requests that were merged over the last interval, 0–1 (iostat %rrqm, %wrqm, %drqm divided by 100). Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskMergedRatio) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskMergedRatioMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskMergedRatioMetricAttributeKeyIostatDirection) {
+		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskMergedRatio) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskMergedRatio) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskMergedRatio(cfg DiskHealthDiskMergedRatioMetricConfig) metricDiskHealthDiskMergedRatio {
+	m := metricDiskHealthDiskMergedRatio{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskOperationAverageSize struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        DiskHealthDiskOperationAverageSizeMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []float64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.operation.average_size metric with initial data.
+func (m *metricDiskHealthDiskOperationAverageSize) init() {
+	m.data.SetName("disk_health.disk.operation.average_size")
+	m.data.SetDescription("Average size of the requests completed over the last interval (iostat rareq-sz, wareq-sz, dareq-sz, in bytes). Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskOperationAverageSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskOperationAverageSizeMetricAttributeKeyIostatDirection) {
+		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskOperationAverageSize) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskOperationAverageSize) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskOperationAverageSize(cfg DiskHealthDiskOperationAverageSizeMetricConfig) metricDiskHealthDiskOperationAverageSize {
+	m := metricDiskHealthDiskOperationAverageSize{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskOperationAverageTime struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        DiskHealthDiskOperationAverageTimeMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []float64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.operation.average_time metric with initial data.
+func (m *metricDiskHealthDiskOperationAverageTime) init() {
+	m.data.SetName("disk_health.disk.operation.average_time")
+	m.data.SetDescription("Average time a request completed over the last interval took, queueing included (iostat r_await, w_await, d_await, f_await, in seconds). Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskOperationAverageTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskOperationAverageTimeMetricAttributeKeyIostatDirection) {
+		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskOperationAverageTime) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskOperationAverageTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskOperationAverageTime(cfg DiskHealthDiskOperationAverageTimeMetricConfig) metricDiskHealthDiskOperationAverageTime {
+	m := metricDiskHealthDiskOperationAverageTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskOperationRate struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        DiskHealthDiskOperationRateMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []float64                               // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.operation.rate metric with initial data.
+func (m *metricDiskHealthDiskOperationRate) init() {
+	m.data.SetName("disk_health.disk.operation.rate")
+	m.data.SetDescription("Requests completed per second over the last interval (iostat r/s, w/s, d/s, f/s). Not in semantic conventions.")
+	m.data.SetUnit("{operation}/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskOperationRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskOperationRateMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskOperationRateMetricAttributeKeyIostatDirection) {
+		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskOperationRate) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskOperationRate) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskOperationRate(cfg DiskHealthDiskOperationRateMetricConfig) metricDiskHealthDiskOperationRate {
+	m := metricDiskHealthDiskOperationRate{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskPendingOperations struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        DiskHealthDiskPendingOperationsMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.pending_operations metric with initial data.
+func (m *metricDiskHealthDiskPendingOperations) init() {
+	m.data.SetName("disk_health.disk.pending_operations")
+	m.data.SetDescription("Requests in flight at the moment of the read (field 12). Not in semantic conventions (hostmetrics name).")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskPendingOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskPendingOperationsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskPendingOperations) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskPendingOperations) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskPendingOperations(cfg DiskHealthDiskPendingOperationsMetricConfig) metricDiskHealthDiskPendingOperations {
+	m := metricDiskHealthDiskPendingOperations{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskQueueLength struct {
+	data          pmetric.Metric                        // data buffer for generated metric.
+	config        DiskHealthDiskQueueLengthMetricConfig // metric config provided by user.
+	capacity      int                                   // max observed number of data points added to the metric.
+	aggDataPoints []float64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.queue.length metric with initial data.
+func (m *metricDiskHealthDiskQueueLength) init() {
+	m.data.SetName("disk_health.disk.queue.length")
+	m.data.SetDescription("Average number of requests queued or in service over the last interval (iostat aqu-sz). Not in semantic conventions.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskQueueLength) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskQueueLengthMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskQueueLength) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskQueueLength) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskQueueLength(cfg DiskHealthDiskQueueLengthMetricConfig) metricDiskHealthDiskQueueLength {
+	m := metricDiskHealthDiskQueueLength{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskUtilization struct {
+	data          pmetric.Metric                        // data buffer for generated metric.
+	config        DiskHealthDiskUtilizationMetricConfig // metric config provided by user.
+	capacity      int                                   // max observed number of data points added to the metric.
+	aggDataPoints []float64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.utilization metric with initial data.
+func (m *metricDiskHealthDiskUtilization) init() {
+	m.data.SetName("disk_health.disk.utilization")
+	m.data.SetDescription("Share of the last interval during which the device had at least one request in flight, 0–1 (iostat %util divided by 100). Not saturation on devices that serve requests in parallel (NVMe, RAID). Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskUtilizationMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskUtilization(cfg DiskHealthDiskUtilizationMetricConfig) metricDiskHealthDiskUtilization {
+	m := metricDiskHealthDiskUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskWeightedIoTime struct {
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        DiskHealthDiskWeightedIoTimeMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []float64                                // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.weighted_io_time metric with initial data.
+func (m *metricDiskHealthDiskWeightedIoTime) init() {
+	m.data.SetName("disk_health.disk.weighted_io_time")
+	m.data.SetDescription("Time requests spent queued or in service, summed over requests (field 14, 32-bit ms, wrap-extended). Not in semantic conventions (hostmetrics name).")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskWeightedIoTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskWeightedIoTimeMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskWeightedIoTime) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskWeightedIoTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskWeightedIoTime(cfg DiskHealthDiskWeightedIoTimeMetricConfig) metricDiskHealthDiskWeightedIoTime {
+	m := metricDiskHealthDiskWeightedIoTime{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -833,98 +1745,6 @@ func (m *metricSystemDiskIo) emit(metrics pmetric.MetricSlice) {
 
 func newMetricSystemDiskIo(cfg SystemDiskIoMetricConfig) metricSystemDiskIo {
 	m := metricSystemDiskIo{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemDiskIoRate struct {
-	data          pmetric.Metric               // data buffer for generated metric.
-	config        SystemDiskIoRateMetricConfig // metric config provided by user.
-	capacity      int                          // max observed number of data points added to the metric.
-	aggDataPoints []float64                    // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.disk.io.rate metric with initial data.
-func (m *metricSystemDiskIoRate) init() {
-	m.data.SetName("system.disk.io.rate")
-	m.data.SetDescription("Bytes per second read / written / discarded over the last interval (iostat rkB/s, wkB/s, dkB/s, in bytes). Not in semantic conventions.")
-	m.data.SetUnit("By/s")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemDiskIoRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskIoRateMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskIoRateMetricAttributeKeyIostatDirection) {
-		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskIoRate) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskIoRate) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemDiskIoRate(cfg SystemDiskIoRateMetricConfig) metricSystemDiskIoRate {
-	m := metricSystemDiskIoRate{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1209,466 +2029,6 @@ func newMetricSystemDiskMerged(cfg SystemDiskMergedMetricConfig) metricSystemDis
 	return m
 }
 
-type metricSystemDiskMergedRate struct {
-	data          pmetric.Metric                   // data buffer for generated metric.
-	config        SystemDiskMergedRateMetricConfig // metric config provided by user.
-	capacity      int                              // max observed number of data points added to the metric.
-	aggDataPoints []float64                        // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.disk.merged.rate metric with initial data.
-func (m *metricSystemDiskMergedRate) init() {
-	m.data.SetName("system.disk.merged.rate")
-	m.data.SetDescription("Requests merged per second over the last interval (iostat rrqm/s, wrqm/s, drqm/s). Not in semantic conventions.")
-	m.data.SetUnit("{operation}/s")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemDiskMergedRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskMergedRateMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskMergedRateMetricAttributeKeyIostatDirection) {
-		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskMergedRate) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskMergedRate) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemDiskMergedRate(cfg SystemDiskMergedRateMetricConfig) metricSystemDiskMergedRate {
-	m := metricSystemDiskMergedRate{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemDiskMergedRatio struct {
-	data          pmetric.Metric                    // data buffer for generated metric.
-	config        SystemDiskMergedRatioMetricConfig // metric config provided by user.
-	capacity      int                               // max observed number of data points added to the metric.
-	aggDataPoints []float64                         // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.disk.merged.ratio metric with initial data.
-func (m *metricSystemDiskMergedRatio) init() {
-	m.data.SetName("system.disk.merged.ratio")
-	m.data.SetDescription("Share of requests that were merged over the last interval, 0–1 (iostat %rrqm, %wrqm, %drqm divided by 100). Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemDiskMergedRatio) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskMergedRatioMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskMergedRatioMetricAttributeKeyIostatDirection) {
-		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskMergedRatio) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskMergedRatio) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemDiskMergedRatio(cfg SystemDiskMergedRatioMetricConfig) metricSystemDiskMergedRatio {
-	m := metricSystemDiskMergedRatio{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemDiskOperationAverageSize struct {
-	data          pmetric.Metric                             // data buffer for generated metric.
-	config        SystemDiskOperationAverageSizeMetricConfig // metric config provided by user.
-	capacity      int                                        // max observed number of data points added to the metric.
-	aggDataPoints []float64                                  // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.disk.operation.average_size metric with initial data.
-func (m *metricSystemDiskOperationAverageSize) init() {
-	m.data.SetName("system.disk.operation.average_size")
-	m.data.SetDescription("Average size of the requests completed over the last interval (iostat rareq-sz, wareq-sz, dareq-sz, in bytes). Not in semantic conventions.")
-	m.data.SetUnit("By")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemDiskOperationAverageSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskOperationAverageSizeMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskOperationAverageSizeMetricAttributeKeyIostatDirection) {
-		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskOperationAverageSize) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskOperationAverageSize) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemDiskOperationAverageSize(cfg SystemDiskOperationAverageSizeMetricConfig) metricSystemDiskOperationAverageSize {
-	m := metricSystemDiskOperationAverageSize{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemDiskOperationAverageTime struct {
-	data          pmetric.Metric                             // data buffer for generated metric.
-	config        SystemDiskOperationAverageTimeMetricConfig // metric config provided by user.
-	capacity      int                                        // max observed number of data points added to the metric.
-	aggDataPoints []float64                                  // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.disk.operation.average_time metric with initial data.
-func (m *metricSystemDiskOperationAverageTime) init() {
-	m.data.SetName("system.disk.operation.average_time")
-	m.data.SetDescription("Average time a request completed over the last interval took, queueing included (iostat r_await, w_await, d_await, f_await, in seconds). Not in semantic conventions.")
-	m.data.SetUnit("s")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemDiskOperationAverageTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskOperationAverageTimeMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskOperationAverageTimeMetricAttributeKeyIostatDirection) {
-		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskOperationAverageTime) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskOperationAverageTime) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemDiskOperationAverageTime(cfg SystemDiskOperationAverageTimeMetricConfig) metricSystemDiskOperationAverageTime {
-	m := metricSystemDiskOperationAverageTime{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemDiskOperationRate struct {
-	data          pmetric.Metric                      // data buffer for generated metric.
-	config        SystemDiskOperationRateMetricConfig // metric config provided by user.
-	capacity      int                                 // max observed number of data points added to the metric.
-	aggDataPoints []float64                           // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.disk.operation.rate metric with initial data.
-func (m *metricSystemDiskOperationRate) init() {
-	m.data.SetName("system.disk.operation.rate")
-	m.data.SetDescription("Requests completed per second over the last interval (iostat r/s, w/s, d/s, f/s). Not in semantic conventions.")
-	m.data.SetUnit("{operation}/s")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemDiskOperationRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskOperationRateMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskOperationRateMetricAttributeKeyIostatDirection) {
-		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskOperationRate) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskOperationRate) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemDiskOperationRate(cfg SystemDiskOperationRateMetricConfig) metricSystemDiskOperationRate {
-	m := metricSystemDiskOperationRate{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
 type metricSystemDiskOperationTime struct {
 	data          pmetric.Metric                      // data buffer for generated metric.
 	config        SystemDiskOperationTimeMetricConfig // metric config provided by user.
@@ -1857,398 +2217,38 @@ func newMetricSystemDiskOperations(cfg SystemDiskOperationsMetricConfig) metricS
 	return m
 }
 
-type metricSystemDiskPendingOperations struct {
-	data          pmetric.Metric                          // data buffer for generated metric.
-	config        SystemDiskPendingOperationsMetricConfig // metric config provided by user.
-	capacity      int                                     // max observed number of data points added to the metric.
-	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.disk.pending_operations metric with initial data.
-func (m *metricSystemDiskPendingOperations) init() {
-	m.data.SetName("system.disk.pending_operations")
-	m.data.SetDescription("Requests in flight at the moment of the read (field 12). Not in semantic conventions (hostmetrics name).")
-	m.data.SetUnit("{operation}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemDiskPendingOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskPendingOperationsMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskPendingOperations) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskPendingOperations) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemDiskPendingOperations(cfg SystemDiskPendingOperationsMetricConfig) metricSystemDiskPendingOperations {
-	m := metricSystemDiskPendingOperations{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemDiskQueueLength struct {
-	data          pmetric.Metric                    // data buffer for generated metric.
-	config        SystemDiskQueueLengthMetricConfig // metric config provided by user.
-	capacity      int                               // max observed number of data points added to the metric.
-	aggDataPoints []float64                         // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.disk.queue.length metric with initial data.
-func (m *metricSystemDiskQueueLength) init() {
-	m.data.SetName("system.disk.queue.length")
-	m.data.SetDescription("Average number of requests queued or in service over the last interval (iostat aqu-sz). Not in semantic conventions.")
-	m.data.SetUnit("{operation}")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemDiskQueueLength) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskQueueLengthMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskQueueLength) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskQueueLength) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemDiskQueueLength(cfg SystemDiskQueueLengthMetricConfig) metricSystemDiskQueueLength {
-	m := metricSystemDiskQueueLength{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemDiskUtilization struct {
-	data          pmetric.Metric                    // data buffer for generated metric.
-	config        SystemDiskUtilizationMetricConfig // metric config provided by user.
-	capacity      int                               // max observed number of data points added to the metric.
-	aggDataPoints []float64                         // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.disk.utilization metric with initial data.
-func (m *metricSystemDiskUtilization) init() {
-	m.data.SetName("system.disk.utilization")
-	m.data.SetDescription("Share of the last interval during which the device had at least one request in flight, 0–1 (iostat %util divided by 100). Not saturation on devices that serve requests in parallel (NVMe, RAID). Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemDiskUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskUtilizationMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskUtilization) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskUtilization) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemDiskUtilization(cfg SystemDiskUtilizationMetricConfig) metricSystemDiskUtilization {
-	m := metricSystemDiskUtilization{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemDiskWeightedIoTime struct {
-	data          pmetric.Metric                       // data buffer for generated metric.
-	config        SystemDiskWeightedIoTimeMetricConfig // metric config provided by user.
-	capacity      int                                  // max observed number of data points added to the metric.
-	aggDataPoints []float64                            // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.disk.weighted_io_time metric with initial data.
-func (m *metricSystemDiskWeightedIoTime) init() {
-	m.data.SetName("system.disk.weighted_io_time")
-	m.data.SetDescription("Time requests spent queued or in service, summed over requests (field 14, 32-bit ms, wrap-extended). Not in semantic conventions (hostmetrics name).")
-	m.data.SetUnit("s")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemDiskWeightedIoTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskWeightedIoTimeMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskWeightedIoTime) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskWeightedIoTime) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemDiskWeightedIoTime(cfg SystemDiskWeightedIoTimeMetricConfig) metricSystemDiskWeightedIoTime {
-	m := metricSystemDiskWeightedIoTime{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                               MetricsBuilderConfig // config of the metrics builder.
-	startTime                            pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                      int                  // maximum observed number of metrics per resource.
-	metricsBuffer                        pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                            component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter       map[string]filter.Filter
-	resourceAttributeExcludeFilter       map[string]filter.Filter
-	metricSystemDiskDiscardIo            metricSystemDiskDiscardIo
-	metricSystemDiskDiscardMerged        metricSystemDiskDiscardMerged
-	metricSystemDiskDiscardOperationTime metricSystemDiskDiscardOperationTime
-	metricSystemDiskDiscardOperations    metricSystemDiskDiscardOperations
-	metricSystemDiskFlushOperationTime   metricSystemDiskFlushOperationTime
-	metricSystemDiskFlushOperations      metricSystemDiskFlushOperations
-	metricSystemDiskIo                   metricSystemDiskIo
-	metricSystemDiskIoRate               metricSystemDiskIoRate
-	metricSystemDiskIoTime               metricSystemDiskIoTime
-	metricSystemDiskLimit                metricSystemDiskLimit
-	metricSystemDiskMerged               metricSystemDiskMerged
-	metricSystemDiskMergedRate           metricSystemDiskMergedRate
-	metricSystemDiskMergedRatio          metricSystemDiskMergedRatio
-	metricSystemDiskOperationAverageSize metricSystemDiskOperationAverageSize
-	metricSystemDiskOperationAverageTime metricSystemDiskOperationAverageTime
-	metricSystemDiskOperationRate        metricSystemDiskOperationRate
-	metricSystemDiskOperationTime        metricSystemDiskOperationTime
-	metricSystemDiskOperations           metricSystemDiskOperations
-	metricSystemDiskPendingOperations    metricSystemDiskPendingOperations
-	metricSystemDiskQueueLength          metricSystemDiskQueueLength
-	metricSystemDiskUtilization          metricSystemDiskUtilization
-	metricSystemDiskWeightedIoTime       metricSystemDiskWeightedIoTime
+	config                                   MetricsBuilderConfig // config of the metrics builder.
+	startTime                                pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                          int                  // maximum observed number of metrics per resource.
+	metricsBuffer                            pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter           map[string]filter.Filter
+	resourceAttributeExcludeFilter           map[string]filter.Filter
+	metricDiskHealthDiskDiscardIo            metricDiskHealthDiskDiscardIo
+	metricDiskHealthDiskDiscardMerged        metricDiskHealthDiskDiscardMerged
+	metricDiskHealthDiskDiscardOperationTime metricDiskHealthDiskDiscardOperationTime
+	metricDiskHealthDiskDiscardOperations    metricDiskHealthDiskDiscardOperations
+	metricDiskHealthDiskFlushOperationTime   metricDiskHealthDiskFlushOperationTime
+	metricDiskHealthDiskFlushOperations      metricDiskHealthDiskFlushOperations
+	metricDiskHealthDiskIoRate               metricDiskHealthDiskIoRate
+	metricDiskHealthDiskMergedRate           metricDiskHealthDiskMergedRate
+	metricDiskHealthDiskMergedRatio          metricDiskHealthDiskMergedRatio
+	metricDiskHealthDiskOperationAverageSize metricDiskHealthDiskOperationAverageSize
+	metricDiskHealthDiskOperationAverageTime metricDiskHealthDiskOperationAverageTime
+	metricDiskHealthDiskOperationRate        metricDiskHealthDiskOperationRate
+	metricDiskHealthDiskPendingOperations    metricDiskHealthDiskPendingOperations
+	metricDiskHealthDiskQueueLength          metricDiskHealthDiskQueueLength
+	metricDiskHealthDiskUtilization          metricDiskHealthDiskUtilization
+	metricDiskHealthDiskWeightedIoTime       metricDiskHealthDiskWeightedIoTime
+	metricSystemDiskIo                       metricSystemDiskIo
+	metricSystemDiskIoTime                   metricSystemDiskIoTime
+	metricSystemDiskLimit                    metricSystemDiskLimit
+	metricSystemDiskMerged                   metricSystemDiskMerged
+	metricSystemDiskOperationTime            metricSystemDiskOperationTime
+	metricSystemDiskOperations               metricSystemDiskOperations
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -2270,70 +2270,70 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                               mbc,
-		startTime:                            pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                        pmetric.NewMetrics(),
-		buildInfo:                            settings.BuildInfo,
-		metricSystemDiskDiscardIo:            newMetricSystemDiskDiscardIo(mbc.Metrics.SystemDiskDiscardIo),
-		metricSystemDiskDiscardMerged:        newMetricSystemDiskDiscardMerged(mbc.Metrics.SystemDiskDiscardMerged),
-		metricSystemDiskDiscardOperationTime: newMetricSystemDiskDiscardOperationTime(mbc.Metrics.SystemDiskDiscardOperationTime),
-		metricSystemDiskDiscardOperations:    newMetricSystemDiskDiscardOperations(mbc.Metrics.SystemDiskDiscardOperations),
-		metricSystemDiskFlushOperationTime:   newMetricSystemDiskFlushOperationTime(mbc.Metrics.SystemDiskFlushOperationTime),
-		metricSystemDiskFlushOperations:      newMetricSystemDiskFlushOperations(mbc.Metrics.SystemDiskFlushOperations),
-		metricSystemDiskIo:                   newMetricSystemDiskIo(mbc.Metrics.SystemDiskIo),
-		metricSystemDiskIoRate:               newMetricSystemDiskIoRate(mbc.Metrics.SystemDiskIoRate),
-		metricSystemDiskIoTime:               newMetricSystemDiskIoTime(mbc.Metrics.SystemDiskIoTime),
-		metricSystemDiskLimit:                newMetricSystemDiskLimit(mbc.Metrics.SystemDiskLimit),
-		metricSystemDiskMerged:               newMetricSystemDiskMerged(mbc.Metrics.SystemDiskMerged),
-		metricSystemDiskMergedRate:           newMetricSystemDiskMergedRate(mbc.Metrics.SystemDiskMergedRate),
-		metricSystemDiskMergedRatio:          newMetricSystemDiskMergedRatio(mbc.Metrics.SystemDiskMergedRatio),
-		metricSystemDiskOperationAverageSize: newMetricSystemDiskOperationAverageSize(mbc.Metrics.SystemDiskOperationAverageSize),
-		metricSystemDiskOperationAverageTime: newMetricSystemDiskOperationAverageTime(mbc.Metrics.SystemDiskOperationAverageTime),
-		metricSystemDiskOperationRate:        newMetricSystemDiskOperationRate(mbc.Metrics.SystemDiskOperationRate),
-		metricSystemDiskOperationTime:        newMetricSystemDiskOperationTime(mbc.Metrics.SystemDiskOperationTime),
-		metricSystemDiskOperations:           newMetricSystemDiskOperations(mbc.Metrics.SystemDiskOperations),
-		metricSystemDiskPendingOperations:    newMetricSystemDiskPendingOperations(mbc.Metrics.SystemDiskPendingOperations),
-		metricSystemDiskQueueLength:          newMetricSystemDiskQueueLength(mbc.Metrics.SystemDiskQueueLength),
-		metricSystemDiskUtilization:          newMetricSystemDiskUtilization(mbc.Metrics.SystemDiskUtilization),
-		metricSystemDiskWeightedIoTime:       newMetricSystemDiskWeightedIoTime(mbc.Metrics.SystemDiskWeightedIoTime),
-		resourceAttributeIncludeFilter:       make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:       make(map[string]filter.Filter),
+		config:                                   mbc,
+		startTime:                                pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                            pmetric.NewMetrics(),
+		buildInfo:                                settings.BuildInfo,
+		metricDiskHealthDiskDiscardIo:            newMetricDiskHealthDiskDiscardIo(mbc.Metrics.DiskHealthDiskDiscardIo),
+		metricDiskHealthDiskDiscardMerged:        newMetricDiskHealthDiskDiscardMerged(mbc.Metrics.DiskHealthDiskDiscardMerged),
+		metricDiskHealthDiskDiscardOperationTime: newMetricDiskHealthDiskDiscardOperationTime(mbc.Metrics.DiskHealthDiskDiscardOperationTime),
+		metricDiskHealthDiskDiscardOperations:    newMetricDiskHealthDiskDiscardOperations(mbc.Metrics.DiskHealthDiskDiscardOperations),
+		metricDiskHealthDiskFlushOperationTime:   newMetricDiskHealthDiskFlushOperationTime(mbc.Metrics.DiskHealthDiskFlushOperationTime),
+		metricDiskHealthDiskFlushOperations:      newMetricDiskHealthDiskFlushOperations(mbc.Metrics.DiskHealthDiskFlushOperations),
+		metricDiskHealthDiskIoRate:               newMetricDiskHealthDiskIoRate(mbc.Metrics.DiskHealthDiskIoRate),
+		metricDiskHealthDiskMergedRate:           newMetricDiskHealthDiskMergedRate(mbc.Metrics.DiskHealthDiskMergedRate),
+		metricDiskHealthDiskMergedRatio:          newMetricDiskHealthDiskMergedRatio(mbc.Metrics.DiskHealthDiskMergedRatio),
+		metricDiskHealthDiskOperationAverageSize: newMetricDiskHealthDiskOperationAverageSize(mbc.Metrics.DiskHealthDiskOperationAverageSize),
+		metricDiskHealthDiskOperationAverageTime: newMetricDiskHealthDiskOperationAverageTime(mbc.Metrics.DiskHealthDiskOperationAverageTime),
+		metricDiskHealthDiskOperationRate:        newMetricDiskHealthDiskOperationRate(mbc.Metrics.DiskHealthDiskOperationRate),
+		metricDiskHealthDiskPendingOperations:    newMetricDiskHealthDiskPendingOperations(mbc.Metrics.DiskHealthDiskPendingOperations),
+		metricDiskHealthDiskQueueLength:          newMetricDiskHealthDiskQueueLength(mbc.Metrics.DiskHealthDiskQueueLength),
+		metricDiskHealthDiskUtilization:          newMetricDiskHealthDiskUtilization(mbc.Metrics.DiskHealthDiskUtilization),
+		metricDiskHealthDiskWeightedIoTime:       newMetricDiskHealthDiskWeightedIoTime(mbc.Metrics.DiskHealthDiskWeightedIoTime),
+		metricSystemDiskIo:                       newMetricSystemDiskIo(mbc.Metrics.SystemDiskIo),
+		metricSystemDiskIoTime:                   newMetricSystemDiskIoTime(mbc.Metrics.SystemDiskIoTime),
+		metricSystemDiskLimit:                    newMetricSystemDiskLimit(mbc.Metrics.SystemDiskLimit),
+		metricSystemDiskMerged:                   newMetricSystemDiskMerged(mbc.Metrics.SystemDiskMerged),
+		metricSystemDiskOperationTime:            newMetricSystemDiskOperationTime(mbc.Metrics.SystemDiskOperationTime),
+		metricSystemDiskOperations:               newMetricSystemDiskOperations(mbc.Metrics.SystemDiskOperations),
+		resourceAttributeIncludeFilter:           make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:           make(map[string]filter.Filter),
 	}
-	if mbc.ResourceAttributes.DiskClass.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["disk.class"] = filter.CreateFilter(mbc.ResourceAttributes.DiskClass.MetricsInclude)
+	if mbc.ResourceAttributes.DiskHealthDiskClass.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["disk_health.disk.class"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskClass.MetricsInclude)
 	}
-	if mbc.ResourceAttributes.DiskClass.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["disk.class"] = filter.CreateFilter(mbc.ResourceAttributes.DiskClass.MetricsExclude)
+	if mbc.ResourceAttributes.DiskHealthDiskClass.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["disk_health.disk.class"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskClass.MetricsExclude)
 	}
-	if mbc.ResourceAttributes.DiskDmName.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["disk.dm.name"] = filter.CreateFilter(mbc.ResourceAttributes.DiskDmName.MetricsInclude)
+	if mbc.ResourceAttributes.DiskHealthDiskDmName.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["disk_health.disk.dm.name"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskDmName.MetricsInclude)
 	}
-	if mbc.ResourceAttributes.DiskDmName.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["disk.dm.name"] = filter.CreateFilter(mbc.ResourceAttributes.DiskDmName.MetricsExclude)
+	if mbc.ResourceAttributes.DiskHealthDiskDmName.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["disk_health.disk.dm.name"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskDmName.MetricsExclude)
 	}
-	if mbc.ResourceAttributes.DiskMajorMinor.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["disk.major_minor"] = filter.CreateFilter(mbc.ResourceAttributes.DiskMajorMinor.MetricsInclude)
+	if mbc.ResourceAttributes.DiskHealthDiskMajorMinor.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["disk_health.disk.major_minor"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskMajorMinor.MetricsInclude)
 	}
-	if mbc.ResourceAttributes.DiskMajorMinor.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["disk.major_minor"] = filter.CreateFilter(mbc.ResourceAttributes.DiskMajorMinor.MetricsExclude)
+	if mbc.ResourceAttributes.DiskHealthDiskMajorMinor.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["disk_health.disk.major_minor"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskMajorMinor.MetricsExclude)
 	}
-	if mbc.ResourceAttributes.DiskParent.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["disk.parent"] = filter.CreateFilter(mbc.ResourceAttributes.DiskParent.MetricsInclude)
+	if mbc.ResourceAttributes.DiskHealthDiskParent.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["disk_health.disk.parent"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskParent.MetricsInclude)
 	}
-	if mbc.ResourceAttributes.DiskParent.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["disk.parent"] = filter.CreateFilter(mbc.ResourceAttributes.DiskParent.MetricsExclude)
+	if mbc.ResourceAttributes.DiskHealthDiskParent.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["disk_health.disk.parent"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskParent.MetricsExclude)
 	}
-	if mbc.ResourceAttributes.DiskRotational.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["disk.rotational"] = filter.CreateFilter(mbc.ResourceAttributes.DiskRotational.MetricsInclude)
+	if mbc.ResourceAttributes.DiskHealthDiskRotational.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["disk_health.disk.rotational"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskRotational.MetricsInclude)
 	}
-	if mbc.ResourceAttributes.DiskRotational.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["disk.rotational"] = filter.CreateFilter(mbc.ResourceAttributes.DiskRotational.MetricsExclude)
+	if mbc.ResourceAttributes.DiskHealthDiskRotational.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["disk_health.disk.rotational"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskRotational.MetricsExclude)
 	}
-	if mbc.ResourceAttributes.DiskWwn.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["disk.wwn"] = filter.CreateFilter(mbc.ResourceAttributes.DiskWwn.MetricsInclude)
+	if mbc.ResourceAttributes.DiskHealthDiskWwn.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["disk_health.disk.wwn"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskWwn.MetricsInclude)
 	}
-	if mbc.ResourceAttributes.DiskWwn.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["disk.wwn"] = filter.CreateFilter(mbc.ResourceAttributes.DiskWwn.MetricsExclude)
+	if mbc.ResourceAttributes.DiskHealthDiskWwn.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["disk_health.disk.wwn"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskWwn.MetricsExclude)
 	}
 	if mbc.ResourceAttributes.HwFirmwareVersion.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["hw.firmware_version"] = filter.CreateFilter(mbc.ResourceAttributes.HwFirmwareVersion.MetricsInclude)
@@ -2435,28 +2435,28 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
-	mb.metricSystemDiskDiscardIo.emit(ils.Metrics())
-	mb.metricSystemDiskDiscardMerged.emit(ils.Metrics())
-	mb.metricSystemDiskDiscardOperationTime.emit(ils.Metrics())
-	mb.metricSystemDiskDiscardOperations.emit(ils.Metrics())
-	mb.metricSystemDiskFlushOperationTime.emit(ils.Metrics())
-	mb.metricSystemDiskFlushOperations.emit(ils.Metrics())
+	mb.metricDiskHealthDiskDiscardIo.emit(ils.Metrics())
+	mb.metricDiskHealthDiskDiscardMerged.emit(ils.Metrics())
+	mb.metricDiskHealthDiskDiscardOperationTime.emit(ils.Metrics())
+	mb.metricDiskHealthDiskDiscardOperations.emit(ils.Metrics())
+	mb.metricDiskHealthDiskFlushOperationTime.emit(ils.Metrics())
+	mb.metricDiskHealthDiskFlushOperations.emit(ils.Metrics())
+	mb.metricDiskHealthDiskIoRate.emit(ils.Metrics())
+	mb.metricDiskHealthDiskMergedRate.emit(ils.Metrics())
+	mb.metricDiskHealthDiskMergedRatio.emit(ils.Metrics())
+	mb.metricDiskHealthDiskOperationAverageSize.emit(ils.Metrics())
+	mb.metricDiskHealthDiskOperationAverageTime.emit(ils.Metrics())
+	mb.metricDiskHealthDiskOperationRate.emit(ils.Metrics())
+	mb.metricDiskHealthDiskPendingOperations.emit(ils.Metrics())
+	mb.metricDiskHealthDiskQueueLength.emit(ils.Metrics())
+	mb.metricDiskHealthDiskUtilization.emit(ils.Metrics())
+	mb.metricDiskHealthDiskWeightedIoTime.emit(ils.Metrics())
 	mb.metricSystemDiskIo.emit(ils.Metrics())
-	mb.metricSystemDiskIoRate.emit(ils.Metrics())
 	mb.metricSystemDiskIoTime.emit(ils.Metrics())
 	mb.metricSystemDiskLimit.emit(ils.Metrics())
 	mb.metricSystemDiskMerged.emit(ils.Metrics())
-	mb.metricSystemDiskMergedRate.emit(ils.Metrics())
-	mb.metricSystemDiskMergedRatio.emit(ils.Metrics())
-	mb.metricSystemDiskOperationAverageSize.emit(ils.Metrics())
-	mb.metricSystemDiskOperationAverageTime.emit(ils.Metrics())
-	mb.metricSystemDiskOperationRate.emit(ils.Metrics())
 	mb.metricSystemDiskOperationTime.emit(ils.Metrics())
 	mb.metricSystemDiskOperations.emit(ils.Metrics())
-	mb.metricSystemDiskPendingOperations.emit(ils.Metrics())
-	mb.metricSystemDiskQueueLength.emit(ils.Metrics())
-	mb.metricSystemDiskUtilization.emit(ils.Metrics())
-	mb.metricSystemDiskWeightedIoTime.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -2488,44 +2488,89 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	return metrics
 }
 
-// RecordSystemDiskDiscardIoDataPoint adds a data point to system.disk.discard.io metric.
-func (mb *MetricsBuilder) RecordSystemDiskDiscardIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
-	mb.metricSystemDiskDiscardIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+// RecordDiskHealthDiskDiscardIoDataPoint adds a data point to disk_health.disk.discard.io metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskDiscardIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskDiscardIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
 }
 
-// RecordSystemDiskDiscardMergedDataPoint adds a data point to system.disk.discard.merged metric.
-func (mb *MetricsBuilder) RecordSystemDiskDiscardMergedDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
-	mb.metricSystemDiskDiscardMerged.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+// RecordDiskHealthDiskDiscardMergedDataPoint adds a data point to disk_health.disk.discard.merged metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskDiscardMergedDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskDiscardMerged.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
 }
 
-// RecordSystemDiskDiscardOperationTimeDataPoint adds a data point to system.disk.discard.operation_time metric.
-func (mb *MetricsBuilder) RecordSystemDiskDiscardOperationTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	mb.metricSystemDiskDiscardOperationTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+// RecordDiskHealthDiskDiscardOperationTimeDataPoint adds a data point to disk_health.disk.discard.operation_time metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskDiscardOperationTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskDiscardOperationTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
 }
 
-// RecordSystemDiskDiscardOperationsDataPoint adds a data point to system.disk.discard.operations metric.
-func (mb *MetricsBuilder) RecordSystemDiskDiscardOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
-	mb.metricSystemDiskDiscardOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+// RecordDiskHealthDiskDiscardOperationsDataPoint adds a data point to disk_health.disk.discard.operations metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskDiscardOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskDiscardOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
 }
 
-// RecordSystemDiskFlushOperationTimeDataPoint adds a data point to system.disk.flush.operation_time metric.
-func (mb *MetricsBuilder) RecordSystemDiskFlushOperationTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	mb.metricSystemDiskFlushOperationTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+// RecordDiskHealthDiskFlushOperationTimeDataPoint adds a data point to disk_health.disk.flush.operation_time metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskFlushOperationTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskFlushOperationTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
 }
 
-// RecordSystemDiskFlushOperationsDataPoint adds a data point to system.disk.flush.operations metric.
-func (mb *MetricsBuilder) RecordSystemDiskFlushOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
-	mb.metricSystemDiskFlushOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+// RecordDiskHealthDiskFlushOperationsDataPoint adds a data point to disk_health.disk.flush.operations metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskFlushOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskFlushOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordDiskHealthDiskIoRateDataPoint adds a data point to disk_health.disk.io.rate metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskIoRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
+	mb.metricDiskHealthDiskIoRate.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
+}
+
+// RecordDiskHealthDiskMergedRateDataPoint adds a data point to disk_health.disk.merged.rate metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskMergedRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
+	mb.metricDiskHealthDiskMergedRate.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
+}
+
+// RecordDiskHealthDiskMergedRatioDataPoint adds a data point to disk_health.disk.merged.ratio metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskMergedRatioDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
+	mb.metricDiskHealthDiskMergedRatio.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
+}
+
+// RecordDiskHealthDiskOperationAverageSizeDataPoint adds a data point to disk_health.disk.operation.average_size metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskOperationAverageSizeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
+	mb.metricDiskHealthDiskOperationAverageSize.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
+}
+
+// RecordDiskHealthDiskOperationAverageTimeDataPoint adds a data point to disk_health.disk.operation.average_time metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskOperationAverageTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
+	mb.metricDiskHealthDiskOperationAverageTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
+}
+
+// RecordDiskHealthDiskOperationRateDataPoint adds a data point to disk_health.disk.operation.rate metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskOperationRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
+	mb.metricDiskHealthDiskOperationRate.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
+}
+
+// RecordDiskHealthDiskPendingOperationsDataPoint adds a data point to disk_health.disk.pending_operations metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskPendingOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskPendingOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordDiskHealthDiskQueueLengthDataPoint adds a data point to disk_health.disk.queue.length metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskQueueLengthDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskQueueLength.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordDiskHealthDiskUtilizationDataPoint adds a data point to disk_health.disk.utilization metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordDiskHealthDiskWeightedIoTimeDataPoint adds a data point to disk_health.disk.weighted_io_time metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskWeightedIoTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskWeightedIoTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
 }
 
 // RecordSystemDiskIoDataPoint adds a data point to system.disk.io metric.
 func (mb *MetricsBuilder) RecordSystemDiskIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
 	mb.metricSystemDiskIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
-}
-
-// RecordSystemDiskIoRateDataPoint adds a data point to system.disk.io.rate metric.
-func (mb *MetricsBuilder) RecordSystemDiskIoRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	mb.metricSystemDiskIoRate.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
 }
 
 // RecordSystemDiskIoTimeDataPoint adds a data point to system.disk.io_time metric.
@@ -2543,31 +2588,6 @@ func (mb *MetricsBuilder) RecordSystemDiskMergedDataPoint(ts pcommon.Timestamp, 
 	mb.metricSystemDiskMerged.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
 }
 
-// RecordSystemDiskMergedRateDataPoint adds a data point to system.disk.merged.rate metric.
-func (mb *MetricsBuilder) RecordSystemDiskMergedRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	mb.metricSystemDiskMergedRate.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
-}
-
-// RecordSystemDiskMergedRatioDataPoint adds a data point to system.disk.merged.ratio metric.
-func (mb *MetricsBuilder) RecordSystemDiskMergedRatioDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	mb.metricSystemDiskMergedRatio.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
-}
-
-// RecordSystemDiskOperationAverageSizeDataPoint adds a data point to system.disk.operation.average_size metric.
-func (mb *MetricsBuilder) RecordSystemDiskOperationAverageSizeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	mb.metricSystemDiskOperationAverageSize.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
-}
-
-// RecordSystemDiskOperationAverageTimeDataPoint adds a data point to system.disk.operation.average_time metric.
-func (mb *MetricsBuilder) RecordSystemDiskOperationAverageTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	mb.metricSystemDiskOperationAverageTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
-}
-
-// RecordSystemDiskOperationRateDataPoint adds a data point to system.disk.operation.rate metric.
-func (mb *MetricsBuilder) RecordSystemDiskOperationRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	mb.metricSystemDiskOperationRate.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
-}
-
 // RecordSystemDiskOperationTimeDataPoint adds a data point to system.disk.operation_time metric.
 func (mb *MetricsBuilder) RecordSystemDiskOperationTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
 	mb.metricSystemDiskOperationTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
@@ -2576,26 +2596,6 @@ func (mb *MetricsBuilder) RecordSystemDiskOperationTimeDataPoint(ts pcommon.Time
 // RecordSystemDiskOperationsDataPoint adds a data point to system.disk.operations metric.
 func (mb *MetricsBuilder) RecordSystemDiskOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
 	mb.metricSystemDiskOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
-}
-
-// RecordSystemDiskPendingOperationsDataPoint adds a data point to system.disk.pending_operations metric.
-func (mb *MetricsBuilder) RecordSystemDiskPendingOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
-	mb.metricSystemDiskPendingOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
-}
-
-// RecordSystemDiskQueueLengthDataPoint adds a data point to system.disk.queue.length metric.
-func (mb *MetricsBuilder) RecordSystemDiskQueueLengthDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	mb.metricSystemDiskQueueLength.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
-}
-
-// RecordSystemDiskUtilizationDataPoint adds a data point to system.disk.utilization metric.
-func (mb *MetricsBuilder) RecordSystemDiskUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	mb.metricSystemDiskUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
-}
-
-// RecordSystemDiskWeightedIoTimeDataPoint adds a data point to system.disk.weighted_io_time metric.
-func (mb *MetricsBuilder) RecordSystemDiskWeightedIoTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	mb.metricSystemDiskWeightedIoTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

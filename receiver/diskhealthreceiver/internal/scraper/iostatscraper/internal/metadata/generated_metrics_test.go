@@ -67,28 +67,28 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
-			aggMap["system.disk.discard.io"] = mb.metricSystemDiskDiscardIo.config.AggregationStrategy
-			aggMap["system.disk.discard.merged"] = mb.metricSystemDiskDiscardMerged.config.AggregationStrategy
-			aggMap["system.disk.discard.operation_time"] = mb.metricSystemDiskDiscardOperationTime.config.AggregationStrategy
-			aggMap["system.disk.discard.operations"] = mb.metricSystemDiskDiscardOperations.config.AggregationStrategy
-			aggMap["system.disk.flush.operation_time"] = mb.metricSystemDiskFlushOperationTime.config.AggregationStrategy
-			aggMap["system.disk.flush.operations"] = mb.metricSystemDiskFlushOperations.config.AggregationStrategy
+			aggMap["disk_health.disk.discard.io"] = mb.metricDiskHealthDiskDiscardIo.config.AggregationStrategy
+			aggMap["disk_health.disk.discard.merged"] = mb.metricDiskHealthDiskDiscardMerged.config.AggregationStrategy
+			aggMap["disk_health.disk.discard.operation_time"] = mb.metricDiskHealthDiskDiscardOperationTime.config.AggregationStrategy
+			aggMap["disk_health.disk.discard.operations"] = mb.metricDiskHealthDiskDiscardOperations.config.AggregationStrategy
+			aggMap["disk_health.disk.flush.operation_time"] = mb.metricDiskHealthDiskFlushOperationTime.config.AggregationStrategy
+			aggMap["disk_health.disk.flush.operations"] = mb.metricDiskHealthDiskFlushOperations.config.AggregationStrategy
+			aggMap["disk_health.disk.io.rate"] = mb.metricDiskHealthDiskIoRate.config.AggregationStrategy
+			aggMap["disk_health.disk.merged.rate"] = mb.metricDiskHealthDiskMergedRate.config.AggregationStrategy
+			aggMap["disk_health.disk.merged.ratio"] = mb.metricDiskHealthDiskMergedRatio.config.AggregationStrategy
+			aggMap["disk_health.disk.operation.average_size"] = mb.metricDiskHealthDiskOperationAverageSize.config.AggregationStrategy
+			aggMap["disk_health.disk.operation.average_time"] = mb.metricDiskHealthDiskOperationAverageTime.config.AggregationStrategy
+			aggMap["disk_health.disk.operation.rate"] = mb.metricDiskHealthDiskOperationRate.config.AggregationStrategy
+			aggMap["disk_health.disk.pending_operations"] = mb.metricDiskHealthDiskPendingOperations.config.AggregationStrategy
+			aggMap["disk_health.disk.queue.length"] = mb.metricDiskHealthDiskQueueLength.config.AggregationStrategy
+			aggMap["disk_health.disk.utilization"] = mb.metricDiskHealthDiskUtilization.config.AggregationStrategy
+			aggMap["disk_health.disk.weighted_io_time"] = mb.metricDiskHealthDiskWeightedIoTime.config.AggregationStrategy
 			aggMap["system.disk.io"] = mb.metricSystemDiskIo.config.AggregationStrategy
-			aggMap["system.disk.io.rate"] = mb.metricSystemDiskIoRate.config.AggregationStrategy
 			aggMap["system.disk.io_time"] = mb.metricSystemDiskIoTime.config.AggregationStrategy
 			aggMap["system.disk.limit"] = mb.metricSystemDiskLimit.config.AggregationStrategy
 			aggMap["system.disk.merged"] = mb.metricSystemDiskMerged.config.AggregationStrategy
-			aggMap["system.disk.merged.rate"] = mb.metricSystemDiskMergedRate.config.AggregationStrategy
-			aggMap["system.disk.merged.ratio"] = mb.metricSystemDiskMergedRatio.config.AggregationStrategy
-			aggMap["system.disk.operation.average_size"] = mb.metricSystemDiskOperationAverageSize.config.AggregationStrategy
-			aggMap["system.disk.operation.average_time"] = mb.metricSystemDiskOperationAverageTime.config.AggregationStrategy
-			aggMap["system.disk.operation.rate"] = mb.metricSystemDiskOperationRate.config.AggregationStrategy
 			aggMap["system.disk.operation_time"] = mb.metricSystemDiskOperationTime.config.AggregationStrategy
 			aggMap["system.disk.operations"] = mb.metricSystemDiskOperations.config.AggregationStrategy
-			aggMap["system.disk.pending_operations"] = mb.metricSystemDiskPendingOperations.config.AggregationStrategy
-			aggMap["system.disk.queue.length"] = mb.metricSystemDiskQueueLength.config.AggregationStrategy
-			aggMap["system.disk.utilization"] = mb.metricSystemDiskUtilization.config.AggregationStrategy
-			aggMap["system.disk.weighted_io_time"] = mb.metricSystemDiskWeightedIoTime.config.AggregationStrategy
 
 			expectedWarnings := 0
 			if tt.metricsSet != testDataSetReag {
@@ -99,51 +99,105 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemDiskDiscardIoDataPoint(ts, 1, "system.device-val")
+			mb.RecordDiskHealthDiskDiscardIoDataPoint(ts, 1, "system.device-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskDiscardIoDataPoint(ts, 3, "system.device-val-2")
+				mb.RecordDiskHealthDiskDiscardIoDataPoint(ts, 3, "system.device-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemDiskDiscardMergedDataPoint(ts, 1, "system.device-val")
+			mb.RecordDiskHealthDiskDiscardMergedDataPoint(ts, 1, "system.device-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskDiscardMergedDataPoint(ts, 3, "system.device-val-2")
+				mb.RecordDiskHealthDiskDiscardMergedDataPoint(ts, 3, "system.device-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemDiskDiscardOperationTimeDataPoint(ts, 1, "system.device-val")
+			mb.RecordDiskHealthDiskDiscardOperationTimeDataPoint(ts, 1, "system.device-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskDiscardOperationTimeDataPoint(ts, 3, "system.device-val-2")
+				mb.RecordDiskHealthDiskDiscardOperationTimeDataPoint(ts, 3, "system.device-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemDiskDiscardOperationsDataPoint(ts, 1, "system.device-val")
+			mb.RecordDiskHealthDiskDiscardOperationsDataPoint(ts, 1, "system.device-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskDiscardOperationsDataPoint(ts, 3, "system.device-val-2")
+				mb.RecordDiskHealthDiskDiscardOperationsDataPoint(ts, 3, "system.device-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemDiskFlushOperationTimeDataPoint(ts, 1, "system.device-val")
+			mb.RecordDiskHealthDiskFlushOperationTimeDataPoint(ts, 1, "system.device-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskFlushOperationTimeDataPoint(ts, 3, "system.device-val-2")
+				mb.RecordDiskHealthDiskFlushOperationTimeDataPoint(ts, 3, "system.device-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemDiskFlushOperationsDataPoint(ts, 1, "system.device-val")
+			mb.RecordDiskHealthDiskFlushOperationsDataPoint(ts, 1, "system.device-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskFlushOperationsDataPoint(ts, 3, "system.device-val-2")
+				mb.RecordDiskHealthDiskFlushOperationsDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskIoRateDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskIoRateDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskMergedRateDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskMergedRateDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskMergedRatioDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskMergedRatioDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskOperationAverageSizeDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskOperationAverageSizeDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskOperationAverageTimeDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskOperationAverageTimeDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskOperationRateDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskOperationRateDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskPendingOperationsDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskPendingOperationsDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskQueueLengthDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskQueueLengthDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskUtilizationDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskUtilizationDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskWeightedIoTimeDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskWeightedIoTimeDataPoint(ts, 3, "system.device-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordSystemDiskIoDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
 			if tt.name == "reaggregate_set" {
 				mb.RecordSystemDiskIoDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordSystemDiskIoRateDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskIoRateDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -165,36 +219,6 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemDiskMergedRateDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskMergedRateDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordSystemDiskMergedRatioDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskMergedRatioDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordSystemDiskOperationAverageSizeDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskOperationAverageSizeDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordSystemDiskOperationAverageTimeDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskOperationAverageTimeDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordSystemDiskOperationRateDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskOperationRateDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
 			mb.RecordSystemDiskOperationTimeDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
 			if tt.name == "reaggregate_set" {
 				mb.RecordSystemDiskOperationTimeDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
@@ -205,38 +229,14 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordSystemDiskOperationsDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
 			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordSystemDiskPendingOperationsDataPoint(ts, 1, "system.device-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskPendingOperationsDataPoint(ts, 3, "system.device-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordSystemDiskQueueLengthDataPoint(ts, 1, "system.device-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskQueueLengthDataPoint(ts, 3, "system.device-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordSystemDiskUtilizationDataPoint(ts, 1, "system.device-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskUtilizationDataPoint(ts, 3, "system.device-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordSystemDiskWeightedIoTimeDataPoint(ts, 1, "system.device-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskWeightedIoTimeDataPoint(ts, 3, "system.device-val-2")
-			}
 
 			rb := mb.NewResourceBuilder()
-			rb.SetDiskClassDisk()
-			rb.SetDiskDmName("disk.dm.name-val")
-			rb.SetDiskMajorMinor("disk.major_minor-val")
-			rb.SetDiskParent("disk.parent-val")
-			rb.SetDiskRotational(false)
-			rb.SetDiskWwn("disk.wwn-val")
+			rb.SetDiskHealthDiskClassDisk()
+			rb.SetDiskHealthDiskDmName("disk_health.disk.dm.name-val")
+			rb.SetDiskHealthDiskMajorMinor("disk_health.disk.major_minor-val")
+			rb.SetDiskHealthDiskParent("disk_health.disk.parent-val")
+			rb.SetDiskHealthDiskRotational(false)
+			rb.SetDiskHealthDiskWwn("disk_health.disk.wwn-val")
 			rb.SetHwFirmwareVersion("hw.firmware_version-val")
 			rb.SetHwID("hw.id-val")
 			rb.SetHwModel("hw.model-val")
@@ -245,28 +245,28 @@ func TestMetricsBuilder(t *testing.T) {
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
-				assert.Empty(t, mb.metricSystemDiskDiscardIo.aggDataPoints)
-				assert.Empty(t, mb.metricSystemDiskDiscardMerged.aggDataPoints)
-				assert.Empty(t, mb.metricSystemDiskDiscardOperationTime.aggDataPoints)
-				assert.Empty(t, mb.metricSystemDiskDiscardOperations.aggDataPoints)
-				assert.Empty(t, mb.metricSystemDiskFlushOperationTime.aggDataPoints)
-				assert.Empty(t, mb.metricSystemDiskFlushOperations.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskDiscardIo.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskDiscardMerged.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskDiscardOperationTime.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskDiscardOperations.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskFlushOperationTime.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskFlushOperations.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskIoRate.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskMergedRate.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskMergedRatio.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskOperationAverageSize.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskOperationAverageTime.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskOperationRate.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskPendingOperations.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskQueueLength.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskUtilization.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskWeightedIoTime.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskIo.aggDataPoints)
-				assert.Empty(t, mb.metricSystemDiskIoRate.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskIoTime.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskLimit.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskMerged.aggDataPoints)
-				assert.Empty(t, mb.metricSystemDiskMergedRate.aggDataPoints)
-				assert.Empty(t, mb.metricSystemDiskMergedRatio.aggDataPoints)
-				assert.Empty(t, mb.metricSystemDiskOperationAverageSize.aggDataPoints)
-				assert.Empty(t, mb.metricSystemDiskOperationAverageTime.aggDataPoints)
-				assert.Empty(t, mb.metricSystemDiskOperationRate.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskOperationTime.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskOperations.aggDataPoints)
-				assert.Empty(t, mb.metricSystemDiskPendingOperations.aggDataPoints)
-				assert.Empty(t, mb.metricSystemDiskQueueLength.aggDataPoints)
-				assert.Empty(t, mb.metricSystemDiskUtilization.aggDataPoints)
-				assert.Empty(t, mb.metricSystemDiskWeightedIoTime.aggDataPoints)
 			}
 
 			if tt.expectEmpty {
@@ -294,10 +294,10 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
-				case "system.disk.discard.io":
+				case "disk_health.disk.discard.io":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.discard.io"], "Found a duplicate in the metrics slice: system.disk.discard.io")
-						validatedMetrics["system.disk.discard.io"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.discard.io"], "Found a duplicate in the metrics slice: disk_health.disk.discard.io")
+						validatedMetrics["disk_health.disk.discard.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Bytes discarded (TRIM/UNMAP), from /proc/diskstats field 17 × 512. Kernel 4.18+. Not in semantic conventions.", mi.Description())
@@ -313,8 +313,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.disk.discard.io"], "Found a duplicate in the metrics slice: system.disk.discard.io")
-						validatedMetrics["system.disk.discard.io"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.discard.io"], "Found a duplicate in the metrics slice: disk_health.disk.discard.io")
+						validatedMetrics["disk_health.disk.discard.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Bytes discarded (TRIM/UNMAP), from /proc/diskstats field 17 × 512. Kernel 4.18+. Not in semantic conventions.", mi.Description())
@@ -325,7 +325,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.disk.discard.io"] {
+						switch aggMap["disk_health.disk.discard.io"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -338,10 +338,10 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 					}
-				case "system.disk.discard.merged":
+				case "disk_health.disk.discard.merged":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.discard.merged"], "Found a duplicate in the metrics slice: system.disk.discard.merged")
-						validatedMetrics["system.disk.discard.merged"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.discard.merged"], "Found a duplicate in the metrics slice: disk_health.disk.discard.merged")
+						validatedMetrics["disk_health.disk.discard.merged"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Adjacent discard requests merged into one, field 16. Kernel 4.18+. Not in semantic conventions.", mi.Description())
@@ -357,8 +357,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.disk.discard.merged"], "Found a duplicate in the metrics slice: system.disk.discard.merged")
-						validatedMetrics["system.disk.discard.merged"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.discard.merged"], "Found a duplicate in the metrics slice: disk_health.disk.discard.merged")
+						validatedMetrics["disk_health.disk.discard.merged"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Adjacent discard requests merged into one, field 16. Kernel 4.18+. Not in semantic conventions.", mi.Description())
@@ -369,7 +369,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.disk.discard.merged"] {
+						switch aggMap["disk_health.disk.discard.merged"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -382,10 +382,10 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 					}
-				case "system.disk.discard.operation_time":
+				case "disk_health.disk.discard.operation_time":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.discard.operation_time"], "Found a duplicate in the metrics slice: system.disk.discard.operation_time")
-						validatedMetrics["system.disk.discard.operation_time"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.discard.operation_time"], "Found a duplicate in the metrics slice: disk_health.disk.discard.operation_time")
+						validatedMetrics["disk_health.disk.discard.operation_time"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Sum of the time each discard request took, field 18 (32-bit ms, wrap-extended). Kernel 4.18+. Not in semantic conventions.", mi.Description())
@@ -401,8 +401,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.disk.discard.operation_time"], "Found a duplicate in the metrics slice: system.disk.discard.operation_time")
-						validatedMetrics["system.disk.discard.operation_time"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.discard.operation_time"], "Found a duplicate in the metrics slice: disk_health.disk.discard.operation_time")
+						validatedMetrics["disk_health.disk.discard.operation_time"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Sum of the time each discard request took, field 18 (32-bit ms, wrap-extended). Kernel 4.18+. Not in semantic conventions.", mi.Description())
@@ -413,7 +413,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.disk.discard.operation_time"] {
+						switch aggMap["disk_health.disk.discard.operation_time"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -426,10 +426,10 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 					}
-				case "system.disk.discard.operations":
+				case "disk_health.disk.discard.operations":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.discard.operations"], "Found a duplicate in the metrics slice: system.disk.discard.operations")
-						validatedMetrics["system.disk.discard.operations"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.discard.operations"], "Found a duplicate in the metrics slice: disk_health.disk.discard.operations")
+						validatedMetrics["disk_health.disk.discard.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Discard requests completed, field 15. Kernel 4.18+. Not in semantic conventions.", mi.Description())
@@ -445,8 +445,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.disk.discard.operations"], "Found a duplicate in the metrics slice: system.disk.discard.operations")
-						validatedMetrics["system.disk.discard.operations"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.discard.operations"], "Found a duplicate in the metrics slice: disk_health.disk.discard.operations")
+						validatedMetrics["disk_health.disk.discard.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Discard requests completed, field 15. Kernel 4.18+. Not in semantic conventions.", mi.Description())
@@ -457,7 +457,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.disk.discard.operations"] {
+						switch aggMap["disk_health.disk.discard.operations"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -470,10 +470,10 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 					}
-				case "system.disk.flush.operation_time":
+				case "disk_health.disk.flush.operation_time":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.flush.operation_time"], "Found a duplicate in the metrics slice: system.disk.flush.operation_time")
-						validatedMetrics["system.disk.flush.operation_time"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.flush.operation_time"], "Found a duplicate in the metrics slice: disk_health.disk.flush.operation_time")
+						validatedMetrics["disk_health.disk.flush.operation_time"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Sum of the time each flush request took, field 20 (32-bit ms, wrap-extended). Kernel 5.5+, whole disks only. Not in semantic conventions.", mi.Description())
@@ -489,8 +489,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.disk.flush.operation_time"], "Found a duplicate in the metrics slice: system.disk.flush.operation_time")
-						validatedMetrics["system.disk.flush.operation_time"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.flush.operation_time"], "Found a duplicate in the metrics slice: disk_health.disk.flush.operation_time")
+						validatedMetrics["disk_health.disk.flush.operation_time"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Sum of the time each flush request took, field 20 (32-bit ms, wrap-extended). Kernel 5.5+, whole disks only. Not in semantic conventions.", mi.Description())
@@ -501,7 +501,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.disk.flush.operation_time"] {
+						switch aggMap["disk_health.disk.flush.operation_time"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -514,10 +514,10 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 					}
-				case "system.disk.flush.operations":
+				case "disk_health.disk.flush.operations":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.flush.operations"], "Found a duplicate in the metrics slice: system.disk.flush.operations")
-						validatedMetrics["system.disk.flush.operations"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.flush.operations"], "Found a duplicate in the metrics slice: disk_health.disk.flush.operations")
+						validatedMetrics["disk_health.disk.flush.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Flush requests completed, field 19. Kernel 5.5+, whole disks only. Not in semantic conventions.", mi.Description())
@@ -533,8 +533,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.disk.flush.operations"], "Found a duplicate in the metrics slice: system.disk.flush.operations")
-						validatedMetrics["system.disk.flush.operations"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.flush.operations"], "Found a duplicate in the metrics slice: disk_health.disk.flush.operations")
+						validatedMetrics["disk_health.disk.flush.operations"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Flush requests completed, field 19. Kernel 5.5+, whole disks only. Not in semantic conventions.", mi.Description())
@@ -545,7 +545,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.disk.flush.operations"] {
+						switch aggMap["disk_health.disk.flush.operations"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -554,6 +554,444 @@ func TestMetricsBuilder(t *testing.T) {
 							assert.Equal(t, int64(1), dp.IntValue())
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.io.rate":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.io.rate"], "Found a duplicate in the metrics slice: disk_health.disk.io.rate")
+						validatedMetrics["disk_health.disk.io.rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes per second read / written / discarded over the last interval (iostat rkB/s, wkB/s, dkB/s, in bytes). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.io.rate"], "Found a duplicate in the metrics slice: disk_health.disk.io.rate")
+						validatedMetrics["disk_health.disk.io.rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes per second read / written / discarded over the last interval (iostat rkB/s, wkB/s, dkB/s, in bytes). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.io.rate"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.merged.rate":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.merged.rate"], "Found a duplicate in the metrics slice: disk_health.disk.merged.rate")
+						validatedMetrics["disk_health.disk.merged.rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Requests merged per second over the last interval (iostat rrqm/s, wrqm/s, drqm/s). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.merged.rate"], "Found a duplicate in the metrics slice: disk_health.disk.merged.rate")
+						validatedMetrics["disk_health.disk.merged.rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Requests merged per second over the last interval (iostat rrqm/s, wrqm/s, drqm/s). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.merged.rate"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.merged.ratio":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.merged.ratio"], "Found a duplicate in the metrics slice: disk_health.disk.merged.ratio")
+						validatedMetrics["disk_health.disk.merged.ratio"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of requests that were merged over the last interval, 0–1 (iostat %rrqm, %wrqm, %drqm divided by 100). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.merged.ratio"], "Found a duplicate in the metrics slice: disk_health.disk.merged.ratio")
+						validatedMetrics["disk_health.disk.merged.ratio"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of requests that were merged over the last interval, 0–1 (iostat %rrqm, %wrqm, %drqm divided by 100). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.merged.ratio"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.operation.average_size":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.operation.average_size"], "Found a duplicate in the metrics slice: disk_health.disk.operation.average_size")
+						validatedMetrics["disk_health.disk.operation.average_size"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Average size of the requests completed over the last interval (iostat rareq-sz, wareq-sz, dareq-sz, in bytes). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.operation.average_size"], "Found a duplicate in the metrics slice: disk_health.disk.operation.average_size")
+						validatedMetrics["disk_health.disk.operation.average_size"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Average size of the requests completed over the last interval (iostat rareq-sz, wareq-sz, dareq-sz, in bytes). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.operation.average_size"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.operation.average_time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.operation.average_time"], "Found a duplicate in the metrics slice: disk_health.disk.operation.average_time")
+						validatedMetrics["disk_health.disk.operation.average_time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Average time a request completed over the last interval took, queueing included (iostat r_await, w_await, d_await, f_await, in seconds). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.operation.average_time"], "Found a duplicate in the metrics slice: disk_health.disk.operation.average_time")
+						validatedMetrics["disk_health.disk.operation.average_time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Average time a request completed over the last interval took, queueing included (iostat r_await, w_await, d_await, f_await, in seconds). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.operation.average_time"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.operation.rate":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.operation.rate"], "Found a duplicate in the metrics slice: disk_health.disk.operation.rate")
+						validatedMetrics["disk_health.disk.operation.rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Requests completed per second over the last interval (iostat r/s, w/s, d/s, f/s). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.operation.rate"], "Found a duplicate in the metrics slice: disk_health.disk.operation.rate")
+						validatedMetrics["disk_health.disk.operation.rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Requests completed per second over the last interval (iostat r/s, w/s, d/s, f/s). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.operation.rate"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.pending_operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.pending_operations"], "Found a duplicate in the metrics slice: disk_health.disk.pending_operations")
+						validatedMetrics["disk_health.disk.pending_operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Requests in flight at the moment of the read (field 12). Not in semantic conventions (hostmetrics name).", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.pending_operations"], "Found a duplicate in the metrics slice: disk_health.disk.pending_operations")
+						validatedMetrics["disk_health.disk.pending_operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Requests in flight at the moment of the read (field 12). Not in semantic conventions (hostmetrics name).", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.disk.pending_operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.queue.length":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.queue.length"], "Found a duplicate in the metrics slice: disk_health.disk.queue.length")
+						validatedMetrics["disk_health.disk.queue.length"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Average number of requests queued or in service over the last interval (iostat aqu-sz). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.queue.length"], "Found a duplicate in the metrics slice: disk_health.disk.queue.length")
+						validatedMetrics["disk_health.disk.queue.length"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Average number of requests queued or in service over the last interval (iostat aqu-sz). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.queue.length"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.utilization":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.utilization"], "Found a duplicate in the metrics slice: disk_health.disk.utilization")
+						validatedMetrics["disk_health.disk.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the last interval during which the device had at least one request in flight, 0–1 (iostat %util divided by 100). Not saturation on devices that serve requests in parallel (NVMe, RAID). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.utilization"], "Found a duplicate in the metrics slice: disk_health.disk.utilization")
+						validatedMetrics["disk_health.disk.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the last interval during which the device had at least one request in flight, 0–1 (iostat %util divided by 100). Not saturation on devices that serve requests in parallel (NVMe, RAID). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.utilization"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.weighted_io_time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.weighted_io_time"], "Found a duplicate in the metrics slice: disk_health.disk.weighted_io_time")
+						validatedMetrics["disk_health.disk.weighted_io_time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Time requests spent queued or in service, summed over requests (field 14, 32-bit ms, wrap-extended). Not in semantic conventions (hostmetrics name).", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.weighted_io_time"], "Found a duplicate in the metrics slice: disk_health.disk.weighted_io_time")
+						validatedMetrics["disk_health.disk.weighted_io_time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Time requests spent queued or in service, summed over requests (field 14, 32-bit ms, wrap-extended). Not in semantic conventions (hostmetrics name).", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.weighted_io_time"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
@@ -601,51 +1039,6 @@ func TestMetricsBuilder(t *testing.T) {
 							assert.Equal(t, int64(1), dp.IntValue())
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("disk.io.direction")
-						assert.False(t, ok)
-					}
-				case "system.disk.io.rate":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.io.rate"], "Found a duplicate in the metrics slice: system.disk.io.rate")
-						validatedMetrics["system.disk.io.rate"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Bytes per second read / written / discarded over the last interval (iostat rkB/s, wkB/s, dkB/s, in bytes). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By/s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.disk.io.rate"], "Found a duplicate in the metrics slice: system.disk.io.rate")
-						validatedMetrics["system.disk.io.rate"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Bytes per second read / written / discarded over the last interval (iostat rkB/s, wkB/s, dkB/s, in bytes). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By/s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.disk.io.rate"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
@@ -789,231 +1182,6 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("disk.io.direction")
 						assert.False(t, ok)
 					}
-				case "system.disk.merged.rate":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.merged.rate"], "Found a duplicate in the metrics slice: system.disk.merged.rate")
-						validatedMetrics["system.disk.merged.rate"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Requests merged per second over the last interval (iostat rrqm/s, wrqm/s, drqm/s). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}/s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.disk.merged.rate"], "Found a duplicate in the metrics slice: system.disk.merged.rate")
-						validatedMetrics["system.disk.merged.rate"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Requests merged per second over the last interval (iostat rrqm/s, wrqm/s, drqm/s). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}/s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.disk.merged.rate"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("disk.io.direction")
-						assert.False(t, ok)
-					}
-				case "system.disk.merged.ratio":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.merged.ratio"], "Found a duplicate in the metrics slice: system.disk.merged.ratio")
-						validatedMetrics["system.disk.merged.ratio"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Share of requests that were merged over the last interval, 0–1 (iostat %rrqm, %wrqm, %drqm divided by 100). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.disk.merged.ratio"], "Found a duplicate in the metrics slice: system.disk.merged.ratio")
-						validatedMetrics["system.disk.merged.ratio"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Share of requests that were merged over the last interval, 0–1 (iostat %rrqm, %wrqm, %drqm divided by 100). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.disk.merged.ratio"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("disk.io.direction")
-						assert.False(t, ok)
-					}
-				case "system.disk.operation.average_size":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.operation.average_size"], "Found a duplicate in the metrics slice: system.disk.operation.average_size")
-						validatedMetrics["system.disk.operation.average_size"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Average size of the requests completed over the last interval (iostat rareq-sz, wareq-sz, dareq-sz, in bytes). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.disk.operation.average_size"], "Found a duplicate in the metrics slice: system.disk.operation.average_size")
-						validatedMetrics["system.disk.operation.average_size"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Average size of the requests completed over the last interval (iostat rareq-sz, wareq-sz, dareq-sz, in bytes). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.disk.operation.average_size"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("disk.io.direction")
-						assert.False(t, ok)
-					}
-				case "system.disk.operation.average_time":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.operation.average_time"], "Found a duplicate in the metrics slice: system.disk.operation.average_time")
-						validatedMetrics["system.disk.operation.average_time"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Average time a request completed over the last interval took, queueing included (iostat r_await, w_await, d_await, f_await, in seconds). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.disk.operation.average_time"], "Found a duplicate in the metrics slice: system.disk.operation.average_time")
-						validatedMetrics["system.disk.operation.average_time"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Average time a request completed over the last interval took, queueing included (iostat r_await, w_await, d_await, f_await, in seconds). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.disk.operation.average_time"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("disk.io.direction")
-						assert.False(t, ok)
-					}
-				case "system.disk.operation.rate":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.operation.rate"], "Found a duplicate in the metrics slice: system.disk.operation.rate")
-						validatedMetrics["system.disk.operation.rate"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Requests completed per second over the last interval (iostat r/s, w/s, d/s, f/s). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}/s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.disk.operation.rate"], "Found a duplicate in the metrics slice: system.disk.operation.rate")
-						validatedMetrics["system.disk.operation.rate"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Requests completed per second over the last interval (iostat r/s, w/s, d/s, f/s). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}/s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.disk.operation.rate"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("disk.io.direction")
-						assert.False(t, ok)
-					}
 				case "system.disk.operation_time":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["system.disk.operation_time"], "Found a duplicate in the metrics slice: system.disk.operation_time")
@@ -1110,174 +1278,6 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("disk.io.direction")
-						assert.False(t, ok)
-					}
-				case "system.disk.pending_operations":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.pending_operations"], "Found a duplicate in the metrics slice: system.disk.pending_operations")
-						validatedMetrics["system.disk.pending_operations"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Requests in flight at the moment of the read (field 12). Not in semantic conventions (hostmetrics name).", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.disk.pending_operations"], "Found a duplicate in the metrics slice: system.disk.pending_operations")
-						validatedMetrics["system.disk.pending_operations"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Requests in flight at the moment of the read (field 12). Not in semantic conventions (hostmetrics name).", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.disk.pending_operations"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-					}
-				case "system.disk.queue.length":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.queue.length"], "Found a duplicate in the metrics slice: system.disk.queue.length")
-						validatedMetrics["system.disk.queue.length"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Average number of requests queued or in service over the last interval (iostat aqu-sz). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.disk.queue.length"], "Found a duplicate in the metrics slice: system.disk.queue.length")
-						validatedMetrics["system.disk.queue.length"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Average number of requests queued or in service over the last interval (iostat aqu-sz). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.disk.queue.length"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-					}
-				case "system.disk.utilization":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.utilization"], "Found a duplicate in the metrics slice: system.disk.utilization")
-						validatedMetrics["system.disk.utilization"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Share of the last interval during which the device had at least one request in flight, 0–1 (iostat %util divided by 100). Not saturation on devices that serve requests in parallel (NVMe, RAID). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.disk.utilization"], "Found a duplicate in the metrics slice: system.disk.utilization")
-						validatedMetrics["system.disk.utilization"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Share of the last interval during which the device had at least one request in flight, 0–1 (iostat %util divided by 100). Not saturation on devices that serve requests in parallel (NVMe, RAID). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.disk.utilization"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-					}
-				case "system.disk.weighted_io_time":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.weighted_io_time"], "Found a duplicate in the metrics slice: system.disk.weighted_io_time")
-						validatedMetrics["system.disk.weighted_io_time"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time requests spent queued or in service, summed over requests (field 14, 32-bit ms, wrap-extended). Not in semantic conventions (hostmetrics name).", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.disk.weighted_io_time"], "Found a duplicate in the metrics slice: system.disk.weighted_io_time")
-						validatedMetrics["system.disk.weighted_io_time"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time requests spent queued or in service, summed over requests (field 14, 32-bit ms, wrap-extended). Not in semantic conventions (hostmetrics name).", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.disk.weighted_io_time"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 					}
 				}

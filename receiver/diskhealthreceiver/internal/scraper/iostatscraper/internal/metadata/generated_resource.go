@@ -21,87 +21,87 @@ func NewResourceBuilder(rac ResourceAttributesConfig) *ResourceBuilder {
 	}
 }
 
-// SetDiskClassDisk sets "disk.class=disk" attribute.
-func (rb *ResourceBuilder) SetDiskClassDisk() {
-	if rb.config.DiskClass.Enabled {
-		rb.res.Attributes().PutStr("disk.class", "disk")
+// SetDiskHealthDiskClassDisk sets "disk_health.disk.class=disk" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskClassDisk() {
+	if rb.config.DiskHealthDiskClass.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.class", "disk")
 	}
 }
 
-// SetDiskClassPartition sets "disk.class=partition" attribute.
-func (rb *ResourceBuilder) SetDiskClassPartition() {
-	if rb.config.DiskClass.Enabled {
-		rb.res.Attributes().PutStr("disk.class", "partition")
+// SetDiskHealthDiskClassPartition sets "disk_health.disk.class=partition" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskClassPartition() {
+	if rb.config.DiskHealthDiskClass.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.class", "partition")
 	}
 }
 
-// SetDiskClassDm sets "disk.class=dm" attribute.
-func (rb *ResourceBuilder) SetDiskClassDm() {
-	if rb.config.DiskClass.Enabled {
-		rb.res.Attributes().PutStr("disk.class", "dm")
+// SetDiskHealthDiskClassDm sets "disk_health.disk.class=dm" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskClassDm() {
+	if rb.config.DiskHealthDiskClass.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.class", "dm")
 	}
 }
 
-// SetDiskClassMd sets "disk.class=md" attribute.
-func (rb *ResourceBuilder) SetDiskClassMd() {
-	if rb.config.DiskClass.Enabled {
-		rb.res.Attributes().PutStr("disk.class", "md")
+// SetDiskHealthDiskClassMd sets "disk_health.disk.class=md" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskClassMd() {
+	if rb.config.DiskHealthDiskClass.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.class", "md")
 	}
 }
 
-// SetDiskClassLoop sets "disk.class=loop" attribute.
-func (rb *ResourceBuilder) SetDiskClassLoop() {
-	if rb.config.DiskClass.Enabled {
-		rb.res.Attributes().PutStr("disk.class", "loop")
+// SetDiskHealthDiskClassLoop sets "disk_health.disk.class=loop" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskClassLoop() {
+	if rb.config.DiskHealthDiskClass.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.class", "loop")
 	}
 }
 
-// SetDiskClassRAM sets "disk.class=ram" attribute.
-func (rb *ResourceBuilder) SetDiskClassRAM() {
-	if rb.config.DiskClass.Enabled {
-		rb.res.Attributes().PutStr("disk.class", "ram")
+// SetDiskHealthDiskClassRAM sets "disk_health.disk.class=ram" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskClassRAM() {
+	if rb.config.DiskHealthDiskClass.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.class", "ram")
 	}
 }
 
-// SetDiskClassOther sets "disk.class=other" attribute.
-func (rb *ResourceBuilder) SetDiskClassOther() {
-	if rb.config.DiskClass.Enabled {
-		rb.res.Attributes().PutStr("disk.class", "other")
+// SetDiskHealthDiskClassOther sets "disk_health.disk.class=other" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskClassOther() {
+	if rb.config.DiskHealthDiskClass.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.class", "other")
 	}
 }
 
-// SetDiskDmName sets provided value as "disk.dm.name" attribute.
-func (rb *ResourceBuilder) SetDiskDmName(val string) {
-	if rb.config.DiskDmName.Enabled {
-		rb.res.Attributes().PutStr("disk.dm.name", val)
+// SetDiskHealthDiskDmName sets provided value as "disk_health.disk.dm.name" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskDmName(val string) {
+	if rb.config.DiskHealthDiskDmName.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.dm.name", val)
 	}
 }
 
-// SetDiskMajorMinor sets provided value as "disk.major_minor" attribute.
-func (rb *ResourceBuilder) SetDiskMajorMinor(val string) {
-	if rb.config.DiskMajorMinor.Enabled {
-		rb.res.Attributes().PutStr("disk.major_minor", val)
+// SetDiskHealthDiskMajorMinor sets provided value as "disk_health.disk.major_minor" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskMajorMinor(val string) {
+	if rb.config.DiskHealthDiskMajorMinor.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.major_minor", val)
 	}
 }
 
-// SetDiskParent sets provided value as "disk.parent" attribute.
-func (rb *ResourceBuilder) SetDiskParent(val string) {
-	if rb.config.DiskParent.Enabled {
-		rb.res.Attributes().PutStr("disk.parent", val)
+// SetDiskHealthDiskParent sets provided value as "disk_health.disk.parent" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskParent(val string) {
+	if rb.config.DiskHealthDiskParent.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.parent", val)
 	}
 }
 
-// SetDiskRotational sets provided value as "disk.rotational" attribute.
-func (rb *ResourceBuilder) SetDiskRotational(val bool) {
-	if rb.config.DiskRotational.Enabled {
-		rb.res.Attributes().PutBool("disk.rotational", val)
+// SetDiskHealthDiskRotational sets provided value as "disk_health.disk.rotational" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskRotational(val bool) {
+	if rb.config.DiskHealthDiskRotational.Enabled {
+		rb.res.Attributes().PutBool("disk_health.disk.rotational", val)
 	}
 }
 
-// SetDiskWwn sets provided value as "disk.wwn" attribute.
-func (rb *ResourceBuilder) SetDiskWwn(val string) {
-	if rb.config.DiskWwn.Enabled {
-		rb.res.Attributes().PutStr("disk.wwn", val)
+// SetDiskHealthDiskWwn sets provided value as "disk_health.disk.wwn" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskWwn(val string) {
+	if rb.config.DiskHealthDiskWwn.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.wwn", val)
 	}
 }
 

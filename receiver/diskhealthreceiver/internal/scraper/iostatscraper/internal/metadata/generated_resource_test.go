@@ -13,12 +13,12 @@ func TestResourceBuilder(t *testing.T) {
 		t.Run(tt, func(t *testing.T) {
 			cfg := loadResourceAttributesConfig(t, tt)
 			rb := NewResourceBuilder(cfg)
-			rb.SetDiskClassDisk()
-			rb.SetDiskDmName("disk.dm.name-val")
-			rb.SetDiskMajorMinor("disk.major_minor-val")
-			rb.SetDiskParent("disk.parent-val")
-			rb.SetDiskRotational(false)
-			rb.SetDiskWwn("disk.wwn-val")
+			rb.SetDiskHealthDiskClassDisk()
+			rb.SetDiskHealthDiskDmName("disk_health.disk.dm.name-val")
+			rb.SetDiskHealthDiskMajorMinor("disk_health.disk.major_minor-val")
+			rb.SetDiskHealthDiskParent("disk_health.disk.parent-val")
+			rb.SetDiskHealthDiskRotational(false)
+			rb.SetDiskHealthDiskWwn("disk_health.disk.wwn-val")
 			rb.SetHwFirmwareVersion("hw.firmware_version-val")
 			rb.SetHwID("hw.id-val")
 			rb.SetHwModel("hw.model-val")
@@ -39,35 +39,35 @@ func TestResourceBuilder(t *testing.T) {
 			default:
 				assert.Failf(t, "unexpected test case: %s", tt)
 			}
-			diskClassAttrVal, ok := res.Attributes().Get("disk.class")
+			diskHealthDiskClassAttrVal, ok := res.Attributes().Get("disk_health.disk.class")
 			assert.True(t, ok)
 			if ok {
-				assert.Equal(t, "disk", diskClassAttrVal.Str())
+				assert.Equal(t, "disk", diskHealthDiskClassAttrVal.Str())
 			}
-			diskDmNameAttrVal, ok := res.Attributes().Get("disk.dm.name")
+			diskHealthDiskDmNameAttrVal, ok := res.Attributes().Get("disk_health.disk.dm.name")
 			assert.True(t, ok)
 			if ok {
-				assert.Equal(t, "disk.dm.name-val", diskDmNameAttrVal.Str())
+				assert.Equal(t, "disk_health.disk.dm.name-val", diskHealthDiskDmNameAttrVal.Str())
 			}
-			diskMajorMinorAttrVal, ok := res.Attributes().Get("disk.major_minor")
+			diskHealthDiskMajorMinorAttrVal, ok := res.Attributes().Get("disk_health.disk.major_minor")
 			assert.True(t, ok)
 			if ok {
-				assert.Equal(t, "disk.major_minor-val", diskMajorMinorAttrVal.Str())
+				assert.Equal(t, "disk_health.disk.major_minor-val", diskHealthDiskMajorMinorAttrVal.Str())
 			}
-			diskParentAttrVal, ok := res.Attributes().Get("disk.parent")
+			diskHealthDiskParentAttrVal, ok := res.Attributes().Get("disk_health.disk.parent")
 			assert.True(t, ok)
 			if ok {
-				assert.Equal(t, "disk.parent-val", diskParentAttrVal.Str())
+				assert.Equal(t, "disk_health.disk.parent-val", diskHealthDiskParentAttrVal.Str())
 			}
-			diskRotationalAttrVal, ok := res.Attributes().Get("disk.rotational")
+			diskHealthDiskRotationalAttrVal, ok := res.Attributes().Get("disk_health.disk.rotational")
 			assert.True(t, ok)
 			if ok {
-				assert.False(t, diskRotationalAttrVal.Bool())
+				assert.False(t, diskHealthDiskRotationalAttrVal.Bool())
 			}
-			diskWwnAttrVal, ok := res.Attributes().Get("disk.wwn")
+			diskHealthDiskWwnAttrVal, ok := res.Attributes().Get("disk_health.disk.wwn")
 			assert.True(t, ok)
 			if ok {
-				assert.Equal(t, "disk.wwn-val", diskWwnAttrVal.Str())
+				assert.Equal(t, "disk_health.disk.wwn-val", diskHealthDiskWwnAttrVal.Str())
 			}
 			hwFirmwareVersionAttrVal, ok := res.Attributes().Get("hw.firmware_version")
 			assert.True(t, ok)

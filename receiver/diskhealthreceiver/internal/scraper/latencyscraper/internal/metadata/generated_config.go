@@ -8,29 +8,185 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 )
 
-// ContainerDiskNoisyNeighborMetricAttributeKey specifies the key of an attribute for the container.disk.noisy_neighbor metric.
-type ContainerDiskNoisyNeighborMetricAttributeKey string
+// DiskHealthContainerDiskNoisyNeighborMetricAttributeKey specifies the key of an attribute for the disk_health.container.disk.noisy_neighbor metric.
+type DiskHealthContainerDiskNoisyNeighborMetricAttributeKey string
 
 const (
-	ContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath                       ContainerDiskNoisyNeighborMetricAttributeKey = "cgroup.path"
-	ContainerDiskNoisyNeighborMetricAttributeKeySystemDevice                     ContainerDiskNoisyNeighborMetricAttributeKey = "system.device"
-	ContainerDiskNoisyNeighborMetricAttributeKeyHwID                             ContainerDiskNoisyNeighborMetricAttributeKey = "hw.id"
-	ContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID                        ContainerDiskNoisyNeighborMetricAttributeKey = "k8s.pod.uid"
-	ContainerDiskNoisyNeighborMetricAttributeKeyContainerID                      ContainerDiskNoisyNeighborMetricAttributeKey = "container.id"
-	ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath ContainerDiskNoisyNeighborMetricAttributeKey = "noisy_neighbor.aggressor.cgroup.path"
-	ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare      ContainerDiskNoisyNeighborMetricAttributeKey = "noisy_neighbor.aggressor.share"
+	DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath                       DiskHealthContainerDiskNoisyNeighborMetricAttributeKey = "cgroup.path"
+	DiskHealthContainerDiskNoisyNeighborMetricAttributeKeySystemDevice                     DiskHealthContainerDiskNoisyNeighborMetricAttributeKey = "system.device"
+	DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyHwID                             DiskHealthContainerDiskNoisyNeighborMetricAttributeKey = "hw.id"
+	DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID                        DiskHealthContainerDiskNoisyNeighborMetricAttributeKey = "k8s.pod.uid"
+	DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyContainerID                      DiskHealthContainerDiskNoisyNeighborMetricAttributeKey = "container.id"
+	DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath DiskHealthContainerDiskNoisyNeighborMetricAttributeKey = "noisy_neighbor.aggressor.cgroup.path"
+	DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare      DiskHealthContainerDiskNoisyNeighborMetricAttributeKey = "noisy_neighbor.aggressor.share"
 )
 
-// ContainerDiskNoisyNeighborMetricConfig provides config for the container.disk.noisy_neighbor metric.
-type ContainerDiskNoisyNeighborMetricConfig struct {
+// DiskHealthContainerDiskNoisyNeighborMetricConfig provides config for the disk_health.container.disk.noisy_neighbor metric.
+type DiskHealthContainerDiskNoisyNeighborMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthContainerDiskNoisyNeighborMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthContainerDiskNoisyNeighborMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthContainerDiskNoisyNeighborMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyHwID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyContainerID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare:
+		default:
+			return fmt.Errorf("metric disk_health.container.disk.noisy_neighbor doesn't have an attribute %v, valid attributes: [cgroup.path, system.device, hw.id, k8s.pod.uid, container.id, noisy_neighbor.aggressor.cgroup.path, noisy_neighbor.aggressor.share]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthContainerDiskOccupancyShareMetricAttributeKey specifies the key of an attribute for the disk_health.container.disk.occupancy.share metric.
+type DiskHealthContainerDiskOccupancyShareMetricAttributeKey string
+
+const (
+	DiskHealthContainerDiskOccupancyShareMetricAttributeKeyCgroupPath   DiskHealthContainerDiskOccupancyShareMetricAttributeKey = "cgroup.path"
+	DiskHealthContainerDiskOccupancyShareMetricAttributeKeySystemDevice DiskHealthContainerDiskOccupancyShareMetricAttributeKey = "system.device"
+	DiskHealthContainerDiskOccupancyShareMetricAttributeKeyHwID         DiskHealthContainerDiskOccupancyShareMetricAttributeKey = "hw.id"
+	DiskHealthContainerDiskOccupancyShareMetricAttributeKeyK8sPodUID    DiskHealthContainerDiskOccupancyShareMetricAttributeKey = "k8s.pod.uid"
+	DiskHealthContainerDiskOccupancyShareMetricAttributeKeyContainerID  DiskHealthContainerDiskOccupancyShareMetricAttributeKey = "container.id"
+)
+
+// DiskHealthContainerDiskOccupancyShareMetricConfig provides config for the disk_health.container.disk.occupancy.share metric.
+type DiskHealthContainerDiskOccupancyShareMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthContainerDiskOccupancyShareMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthContainerDiskOccupancyShareMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthContainerDiskOccupancyShareMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthContainerDiskOccupancyShareMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOccupancyShareMetricAttributeKeySystemDevice, DiskHealthContainerDiskOccupancyShareMetricAttributeKeyHwID, DiskHealthContainerDiskOccupancyShareMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskOccupancyShareMetricAttributeKeyContainerID:
+		default:
+			return fmt.Errorf("metric disk_health.container.disk.occupancy.share doesn't have an attribute %v, valid attributes: [cgroup.path, system.device, hw.id, k8s.pod.uid, container.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthContainerDiskOperationIoMetricAttributeKey specifies the key of an attribute for the disk_health.container.disk.operation.io metric.
+type DiskHealthContainerDiskOperationIoMetricAttributeKey string
+
+const (
+	DiskHealthContainerDiskOperationIoMetricAttributeKeyCgroupPath       DiskHealthContainerDiskOperationIoMetricAttributeKey = "cgroup.path"
+	DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice     DiskHealthContainerDiskOperationIoMetricAttributeKey = "system.device"
+	DiskHealthContainerDiskOperationIoMetricAttributeKeyLatencyDirection DiskHealthContainerDiskOperationIoMetricAttributeKey = "disk.io.direction"
+	DiskHealthContainerDiskOperationIoMetricAttributeKeyHwID             DiskHealthContainerDiskOperationIoMetricAttributeKey = "hw.id"
+	DiskHealthContainerDiskOperationIoMetricAttributeKeyK8sPodUID        DiskHealthContainerDiskOperationIoMetricAttributeKey = "k8s.pod.uid"
+	DiskHealthContainerDiskOperationIoMetricAttributeKeyContainerID      DiskHealthContainerDiskOperationIoMetricAttributeKey = "container.id"
+)
+
+// DiskHealthContainerDiskOperationIoMetricConfig provides config for the disk_health.container.disk.operation.io metric.
+type DiskHealthContainerDiskOperationIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthContainerDiskOperationIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthContainerDiskOperationIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthContainerDiskOperationIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthContainerDiskOperationIoMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice, DiskHealthContainerDiskOperationIoMetricAttributeKeyLatencyDirection, DiskHealthContainerDiskOperationIoMetricAttributeKeyHwID, DiskHealthContainerDiskOperationIoMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskOperationIoMetricAttributeKeyContainerID:
+		default:
+			return fmt.Errorf("metric disk_health.container.disk.operation.io doesn't have an attribute %v, valid attributes: [cgroup.path, system.device, disk.io.direction, hw.id, k8s.pod.uid, container.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskKernelErrorsMetricAttributeKey specifies the key of an attribute for the disk_health.disk.kernel.errors metric.
+type DiskHealthDiskKernelErrorsMetricAttributeKey string
+
+const (
+	DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice     DiskHealthDiskKernelErrorsMetricAttributeKey = "system.device"
+	DiskHealthDiskKernelErrorsMetricAttributeKeyLatencyDirection DiskHealthDiskKernelErrorsMetricAttributeKey = "disk.io.direction"
+	DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType        DiskHealthDiskKernelErrorsMetricAttributeKey = "error.type"
+	DiskHealthDiskKernelErrorsMetricAttributeKeyHwID             DiskHealthDiskKernelErrorsMetricAttributeKey = "hw.id"
+)
+
+// DiskHealthDiskKernelErrorsMetricConfig provides config for the disk_health.disk.kernel.errors metric.
+type DiskHealthDiskKernelErrorsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
 	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ContainerDiskNoisyNeighborMetricAttributeKey `mapstructure:"attributes"`
+	EnabledAttributes   []DiskHealthDiskKernelErrorsMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *ContainerDiskNoisyNeighborMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthDiskKernelErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -44,117 +200,12 @@ func (ms *ContainerDiskNoisyNeighborMetricConfig) Unmarshal(parser *confmap.Conf
 	return nil
 }
 
-func (ms *ContainerDiskNoisyNeighborMetricConfig) Validate() error {
+func (ms *DiskHealthDiskKernelErrorsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, ContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, ContainerDiskNoisyNeighborMetricAttributeKeyHwID, ContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, ContainerDiskNoisyNeighborMetricAttributeKeyContainerID, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare:
+		case DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskKernelErrorsMetricAttributeKeyLatencyDirection, DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskKernelErrorsMetricAttributeKeyHwID:
 		default:
-			return fmt.Errorf("metric container.disk.noisy_neighbor doesn't have an attribute %v, valid attributes: [cgroup.path, system.device, hw.id, k8s.pod.uid, container.id, noisy_neighbor.aggressor.cgroup.path, noisy_neighbor.aggressor.share]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// ContainerDiskOccupancyShareMetricAttributeKey specifies the key of an attribute for the container.disk.occupancy.share metric.
-type ContainerDiskOccupancyShareMetricAttributeKey string
-
-const (
-	ContainerDiskOccupancyShareMetricAttributeKeyCgroupPath   ContainerDiskOccupancyShareMetricAttributeKey = "cgroup.path"
-	ContainerDiskOccupancyShareMetricAttributeKeySystemDevice ContainerDiskOccupancyShareMetricAttributeKey = "system.device"
-	ContainerDiskOccupancyShareMetricAttributeKeyHwID         ContainerDiskOccupancyShareMetricAttributeKey = "hw.id"
-	ContainerDiskOccupancyShareMetricAttributeKeyK8sPodUID    ContainerDiskOccupancyShareMetricAttributeKey = "k8s.pod.uid"
-	ContainerDiskOccupancyShareMetricAttributeKeyContainerID  ContainerDiskOccupancyShareMetricAttributeKey = "container.id"
-)
-
-// ContainerDiskOccupancyShareMetricConfig provides config for the container.disk.occupancy.share metric.
-type ContainerDiskOccupancyShareMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ContainerDiskOccupancyShareMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *ContainerDiskOccupancyShareMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *ContainerDiskOccupancyShareMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ContainerDiskOccupancyShareMetricAttributeKeyCgroupPath, ContainerDiskOccupancyShareMetricAttributeKeySystemDevice, ContainerDiskOccupancyShareMetricAttributeKeyHwID, ContainerDiskOccupancyShareMetricAttributeKeyK8sPodUID, ContainerDiskOccupancyShareMetricAttributeKeyContainerID:
-		default:
-			return fmt.Errorf("metric container.disk.occupancy.share doesn't have an attribute %v, valid attributes: [cgroup.path, system.device, hw.id, k8s.pod.uid, container.id]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// ContainerDiskOperationIoMetricAttributeKey specifies the key of an attribute for the container.disk.operation.io metric.
-type ContainerDiskOperationIoMetricAttributeKey string
-
-const (
-	ContainerDiskOperationIoMetricAttributeKeyCgroupPath       ContainerDiskOperationIoMetricAttributeKey = "cgroup.path"
-	ContainerDiskOperationIoMetricAttributeKeySystemDevice     ContainerDiskOperationIoMetricAttributeKey = "system.device"
-	ContainerDiskOperationIoMetricAttributeKeyLatencyDirection ContainerDiskOperationIoMetricAttributeKey = "disk.io.direction"
-	ContainerDiskOperationIoMetricAttributeKeyHwID             ContainerDiskOperationIoMetricAttributeKey = "hw.id"
-	ContainerDiskOperationIoMetricAttributeKeyK8sPodUID        ContainerDiskOperationIoMetricAttributeKey = "k8s.pod.uid"
-	ContainerDiskOperationIoMetricAttributeKeyContainerID      ContainerDiskOperationIoMetricAttributeKey = "container.id"
-)
-
-// ContainerDiskOperationIoMetricConfig provides config for the container.disk.operation.io metric.
-type ContainerDiskOperationIoMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ContainerDiskOperationIoMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *ContainerDiskOperationIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *ContainerDiskOperationIoMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ContainerDiskOperationIoMetricAttributeKeyCgroupPath, ContainerDiskOperationIoMetricAttributeKeySystemDevice, ContainerDiskOperationIoMetricAttributeKeyLatencyDirection, ContainerDiskOperationIoMetricAttributeKeyHwID, ContainerDiskOperationIoMetricAttributeKeyK8sPodUID, ContainerDiskOperationIoMetricAttributeKeyContainerID:
-		default:
-			return fmt.Errorf("metric container.disk.operation.io doesn't have an attribute %v, valid attributes: [cgroup.path, system.device, disk.io.direction, hw.id, k8s.pod.uid, container.id]", val)
+			return fmt.Errorf("metric disk_health.disk.kernel.errors doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction, error.type, hw.id]", val)
 		}
 	}
 
@@ -215,92 +266,41 @@ func (ms *DiskHealthLatencyDroppedMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemDiskKernelErrorsMetricAttributeKey specifies the key of an attribute for the system.disk.kernel.errors metric.
-type SystemDiskKernelErrorsMetricAttributeKey string
-
-const (
-	SystemDiskKernelErrorsMetricAttributeKeySystemDevice     SystemDiskKernelErrorsMetricAttributeKey = "system.device"
-	SystemDiskKernelErrorsMetricAttributeKeyLatencyDirection SystemDiskKernelErrorsMetricAttributeKey = "disk.io.direction"
-	SystemDiskKernelErrorsMetricAttributeKeyErrorType        SystemDiskKernelErrorsMetricAttributeKey = "error.type"
-	SystemDiskKernelErrorsMetricAttributeKeyHwID             SystemDiskKernelErrorsMetricAttributeKey = "hw.id"
-)
-
-// SystemDiskKernelErrorsMetricConfig provides config for the system.disk.kernel.errors metric.
-type SystemDiskKernelErrorsMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemDiskKernelErrorsMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemDiskKernelErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemDiskKernelErrorsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemDiskKernelErrorsMetricAttributeKeySystemDevice, SystemDiskKernelErrorsMetricAttributeKeyLatencyDirection, SystemDiskKernelErrorsMetricAttributeKeyErrorType, SystemDiskKernelErrorsMetricAttributeKeyHwID:
-		default:
-			return fmt.Errorf("metric system.disk.kernel.errors doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction, error.type, hw.id]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // MetricsConfig provides config for latency metrics.
 type MetricsConfig struct {
-	ContainerDiskNoisyNeighbor  ContainerDiskNoisyNeighborMetricConfig  `mapstructure:"container.disk.noisy_neighbor"`
-	ContainerDiskOccupancyShare ContainerDiskOccupancyShareMetricConfig `mapstructure:"container.disk.occupancy.share"`
-	ContainerDiskOperationIo    ContainerDiskOperationIoMetricConfig    `mapstructure:"container.disk.operation.io"`
-	DiskHealthLatencyDropped    DiskHealthLatencyDroppedMetricConfig    `mapstructure:"disk_health.latency.dropped"`
-	SystemDiskKernelErrors      SystemDiskKernelErrorsMetricConfig      `mapstructure:"system.disk.kernel.errors"`
+	DiskHealthContainerDiskNoisyNeighbor  DiskHealthContainerDiskNoisyNeighborMetricConfig  `mapstructure:"disk_health.container.disk.noisy_neighbor"`
+	DiskHealthContainerDiskOccupancyShare DiskHealthContainerDiskOccupancyShareMetricConfig `mapstructure:"disk_health.container.disk.occupancy.share"`
+	DiskHealthContainerDiskOperationIo    DiskHealthContainerDiskOperationIoMetricConfig    `mapstructure:"disk_health.container.disk.operation.io"`
+	DiskHealthDiskKernelErrors            DiskHealthDiskKernelErrorsMetricConfig            `mapstructure:"disk_health.disk.kernel.errors"`
+	DiskHealthLatencyDropped              DiskHealthLatencyDroppedMetricConfig              `mapstructure:"disk_health.latency.dropped"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
-		ContainerDiskNoisyNeighbor: ContainerDiskNoisyNeighborMetricConfig{
+		DiskHealthContainerDiskNoisyNeighbor: DiskHealthContainerDiskNoisyNeighborMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ContainerDiskNoisyNeighborMetricAttributeKey{ContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, ContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, ContainerDiskNoisyNeighborMetricAttributeKeyHwID, ContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, ContainerDiskNoisyNeighborMetricAttributeKeyContainerID, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare},
+			EnabledAttributes:   []DiskHealthContainerDiskNoisyNeighborMetricAttributeKey{DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyHwID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyContainerID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare},
 		},
-		ContainerDiskOccupancyShare: ContainerDiskOccupancyShareMetricConfig{
+		DiskHealthContainerDiskOccupancyShare: DiskHealthContainerDiskOccupancyShareMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ContainerDiskOccupancyShareMetricAttributeKey{ContainerDiskOccupancyShareMetricAttributeKeyCgroupPath, ContainerDiskOccupancyShareMetricAttributeKeySystemDevice, ContainerDiskOccupancyShareMetricAttributeKeyHwID, ContainerDiskOccupancyShareMetricAttributeKeyK8sPodUID, ContainerDiskOccupancyShareMetricAttributeKeyContainerID},
+			EnabledAttributes:   []DiskHealthContainerDiskOccupancyShareMetricAttributeKey{DiskHealthContainerDiskOccupancyShareMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOccupancyShareMetricAttributeKeySystemDevice, DiskHealthContainerDiskOccupancyShareMetricAttributeKeyHwID, DiskHealthContainerDiskOccupancyShareMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskOccupancyShareMetricAttributeKeyContainerID},
 		},
-		ContainerDiskOperationIo: ContainerDiskOperationIoMetricConfig{
+		DiskHealthContainerDiskOperationIo: DiskHealthContainerDiskOperationIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ContainerDiskOperationIoMetricAttributeKey{ContainerDiskOperationIoMetricAttributeKeyCgroupPath, ContainerDiskOperationIoMetricAttributeKeySystemDevice, ContainerDiskOperationIoMetricAttributeKeyLatencyDirection, ContainerDiskOperationIoMetricAttributeKeyHwID, ContainerDiskOperationIoMetricAttributeKeyK8sPodUID, ContainerDiskOperationIoMetricAttributeKeyContainerID},
+			EnabledAttributes:   []DiskHealthContainerDiskOperationIoMetricAttributeKey{DiskHealthContainerDiskOperationIoMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice, DiskHealthContainerDiskOperationIoMetricAttributeKeyLatencyDirection, DiskHealthContainerDiskOperationIoMetricAttributeKeyHwID, DiskHealthContainerDiskOperationIoMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskOperationIoMetricAttributeKeyContainerID},
+		},
+		DiskHealthDiskKernelErrors: DiskHealthDiskKernelErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthDiskKernelErrorsMetricAttributeKey{DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskKernelErrorsMetricAttributeKeyLatencyDirection, DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskKernelErrorsMetricAttributeKeyHwID},
 		},
 		DiskHealthLatencyDropped: DiskHealthLatencyDroppedMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []DiskHealthLatencyDroppedMetricAttributeKey{DiskHealthLatencyDroppedMetricAttributeKeyLatencyDropReason},
-		},
-		SystemDiskKernelErrors: SystemDiskKernelErrorsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemDiskKernelErrorsMetricAttributeKey{SystemDiskKernelErrorsMetricAttributeKeySystemDevice, SystemDiskKernelErrorsMetricAttributeKeyLatencyDirection, SystemDiskKernelErrorsMetricAttributeKeyErrorType, SystemDiskKernelErrorsMetricAttributeKeyHwID},
 		},
 	}
 }

@@ -26,30 +26,30 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
-					ContainerDiskNoisyNeighbor: ContainerDiskNoisyNeighborMetricConfig{
+					DiskHealthContainerDiskNoisyNeighbor: DiskHealthContainerDiskNoisyNeighborMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerDiskNoisyNeighborMetricAttributeKey{ContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, ContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, ContainerDiskNoisyNeighborMetricAttributeKeyHwID, ContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, ContainerDiskNoisyNeighborMetricAttributeKeyContainerID, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare},
+						EnabledAttributes:   []DiskHealthContainerDiskNoisyNeighborMetricAttributeKey{DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyHwID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyContainerID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare},
 					},
-					ContainerDiskOccupancyShare: ContainerDiskOccupancyShareMetricConfig{
+					DiskHealthContainerDiskOccupancyShare: DiskHealthContainerDiskOccupancyShareMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerDiskOccupancyShareMetricAttributeKey{ContainerDiskOccupancyShareMetricAttributeKeyCgroupPath, ContainerDiskOccupancyShareMetricAttributeKeySystemDevice, ContainerDiskOccupancyShareMetricAttributeKeyHwID, ContainerDiskOccupancyShareMetricAttributeKeyK8sPodUID, ContainerDiskOccupancyShareMetricAttributeKeyContainerID},
+						EnabledAttributes:   []DiskHealthContainerDiskOccupancyShareMetricAttributeKey{DiskHealthContainerDiskOccupancyShareMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOccupancyShareMetricAttributeKeySystemDevice, DiskHealthContainerDiskOccupancyShareMetricAttributeKeyHwID, DiskHealthContainerDiskOccupancyShareMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskOccupancyShareMetricAttributeKeyContainerID},
 					},
-					ContainerDiskOperationIo: ContainerDiskOperationIoMetricConfig{
+					DiskHealthContainerDiskOperationIo: DiskHealthContainerDiskOperationIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerDiskOperationIoMetricAttributeKey{ContainerDiskOperationIoMetricAttributeKeyCgroupPath, ContainerDiskOperationIoMetricAttributeKeySystemDevice, ContainerDiskOperationIoMetricAttributeKeyLatencyDirection, ContainerDiskOperationIoMetricAttributeKeyHwID, ContainerDiskOperationIoMetricAttributeKeyK8sPodUID, ContainerDiskOperationIoMetricAttributeKeyContainerID},
+						EnabledAttributes:   []DiskHealthContainerDiskOperationIoMetricAttributeKey{DiskHealthContainerDiskOperationIoMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice, DiskHealthContainerDiskOperationIoMetricAttributeKeyLatencyDirection, DiskHealthContainerDiskOperationIoMetricAttributeKeyHwID, DiskHealthContainerDiskOperationIoMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskOperationIoMetricAttributeKeyContainerID},
+					},
+					DiskHealthDiskKernelErrors: DiskHealthDiskKernelErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthDiskKernelErrorsMetricAttributeKey{DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskKernelErrorsMetricAttributeKeyLatencyDirection, DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskKernelErrorsMetricAttributeKeyHwID},
 					},
 					DiskHealthLatencyDropped: DiskHealthLatencyDroppedMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []DiskHealthLatencyDroppedMetricAttributeKey{DiskHealthLatencyDroppedMetricAttributeKeyLatencyDropReason},
-					},
-					SystemDiskKernelErrors: SystemDiskKernelErrorsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskKernelErrorsMetricAttributeKey{SystemDiskKernelErrorsMetricAttributeKeySystemDevice, SystemDiskKernelErrorsMetricAttributeKeyLatencyDirection, SystemDiskKernelErrorsMetricAttributeKeyErrorType, SystemDiskKernelErrorsMetricAttributeKeyHwID},
 					},
 				},
 			},
@@ -58,30 +58,30 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
-					ContainerDiskNoisyNeighbor: ContainerDiskNoisyNeighborMetricConfig{
+					DiskHealthContainerDiskNoisyNeighbor: DiskHealthContainerDiskNoisyNeighborMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerDiskNoisyNeighborMetricAttributeKey{ContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, ContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, ContainerDiskNoisyNeighborMetricAttributeKeyHwID, ContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, ContainerDiskNoisyNeighborMetricAttributeKeyContainerID, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare},
+						EnabledAttributes:   []DiskHealthContainerDiskNoisyNeighborMetricAttributeKey{DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyHwID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyContainerID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare},
 					},
-					ContainerDiskOccupancyShare: ContainerDiskOccupancyShareMetricConfig{
+					DiskHealthContainerDiskOccupancyShare: DiskHealthContainerDiskOccupancyShareMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerDiskOccupancyShareMetricAttributeKey{ContainerDiskOccupancyShareMetricAttributeKeyCgroupPath, ContainerDiskOccupancyShareMetricAttributeKeySystemDevice, ContainerDiskOccupancyShareMetricAttributeKeyHwID, ContainerDiskOccupancyShareMetricAttributeKeyK8sPodUID, ContainerDiskOccupancyShareMetricAttributeKeyContainerID},
+						EnabledAttributes:   []DiskHealthContainerDiskOccupancyShareMetricAttributeKey{DiskHealthContainerDiskOccupancyShareMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOccupancyShareMetricAttributeKeySystemDevice, DiskHealthContainerDiskOccupancyShareMetricAttributeKeyHwID, DiskHealthContainerDiskOccupancyShareMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskOccupancyShareMetricAttributeKeyContainerID},
 					},
-					ContainerDiskOperationIo: ContainerDiskOperationIoMetricConfig{
+					DiskHealthContainerDiskOperationIo: DiskHealthContainerDiskOperationIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerDiskOperationIoMetricAttributeKey{ContainerDiskOperationIoMetricAttributeKeyCgroupPath, ContainerDiskOperationIoMetricAttributeKeySystemDevice, ContainerDiskOperationIoMetricAttributeKeyLatencyDirection, ContainerDiskOperationIoMetricAttributeKeyHwID, ContainerDiskOperationIoMetricAttributeKeyK8sPodUID, ContainerDiskOperationIoMetricAttributeKeyContainerID},
+						EnabledAttributes:   []DiskHealthContainerDiskOperationIoMetricAttributeKey{DiskHealthContainerDiskOperationIoMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice, DiskHealthContainerDiskOperationIoMetricAttributeKeyLatencyDirection, DiskHealthContainerDiskOperationIoMetricAttributeKeyHwID, DiskHealthContainerDiskOperationIoMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskOperationIoMetricAttributeKeyContainerID},
+					},
+					DiskHealthDiskKernelErrors: DiskHealthDiskKernelErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthDiskKernelErrorsMetricAttributeKey{DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskKernelErrorsMetricAttributeKeyLatencyDirection, DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskKernelErrorsMetricAttributeKeyHwID},
 					},
 					DiskHealthLatencyDropped: DiskHealthLatencyDroppedMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []DiskHealthLatencyDroppedMetricAttributeKey{DiskHealthLatencyDroppedMetricAttributeKeyLatencyDropReason},
-					},
-					SystemDiskKernelErrors: SystemDiskKernelErrorsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemDiskKernelErrorsMetricAttributeKey{SystemDiskKernelErrorsMetricAttributeKeySystemDevice, SystemDiskKernelErrorsMetricAttributeKeyLatencyDirection, SystemDiskKernelErrorsMetricAttributeKeyErrorType, SystemDiskKernelErrorsMetricAttributeKeyHwID},
 					},
 				},
 			},
@@ -90,43 +90,55 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerDiskNoisyNeighborMetricConfig{}, ContainerDiskOccupancyShareMetricConfig{}, ContainerDiskOperationIoMetricConfig{}, DiskHealthLatencyDroppedMetricConfig{}, SystemDiskKernelErrorsMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthContainerDiskNoisyNeighborMetricConfig{}, DiskHealthContainerDiskOccupancyShareMetricConfig{}, DiskHealthContainerDiskOperationIoMetricConfig{}, DiskHealthDiskKernelErrorsMetricConfig{}, DiskHealthLatencyDroppedMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
-func TestContainerDiskNoisyNeighborMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ContainerDiskNoisyNeighbor
+func TestDiskHealthContainerDiskNoisyNeighborMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthContainerDiskNoisyNeighbor
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []ContainerDiskNoisyNeighborMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.disk.noisy_neighbor doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device, hw.id, k8s.pod.uid, container.id, noisy_neighbor.aggressor.cgroup.path, noisy_neighbor.aggressor.share]")
+	cfg.EnabledAttributes = []DiskHealthContainerDiskNoisyNeighborMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.container.disk.noisy_neighbor doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device, hw.id, k8s.pod.uid, container.id, noisy_neighbor.aggressor.cgroup.path, noisy_neighbor.aggressor.share]")
 
-	cfg = DefaultMetricsConfig().ContainerDiskNoisyNeighbor
+	cfg = DefaultMetricsConfig().DiskHealthContainerDiskNoisyNeighbor
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestContainerDiskOccupancyShareMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ContainerDiskOccupancyShare
+func TestDiskHealthContainerDiskOccupancyShareMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthContainerDiskOccupancyShare
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []ContainerDiskOccupancyShareMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.disk.occupancy.share doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device, hw.id, k8s.pod.uid, container.id]")
+	cfg.EnabledAttributes = []DiskHealthContainerDiskOccupancyShareMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.container.disk.occupancy.share doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device, hw.id, k8s.pod.uid, container.id]")
 
-	cfg = DefaultMetricsConfig().ContainerDiskOccupancyShare
+	cfg = DefaultMetricsConfig().DiskHealthContainerDiskOccupancyShare
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestContainerDiskOperationIoMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ContainerDiskOperationIo
+func TestDiskHealthContainerDiskOperationIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthContainerDiskOperationIo
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []ContainerDiskOperationIoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.disk.operation.io doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device, disk.io.direction, hw.id, k8s.pod.uid, container.id]")
+	cfg.EnabledAttributes = []DiskHealthContainerDiskOperationIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.container.disk.operation.io doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device, disk.io.direction, hw.id, k8s.pod.uid, container.id]")
 
-	cfg = DefaultMetricsConfig().ContainerDiskOperationIo
+	cfg = DefaultMetricsConfig().DiskHealthContainerDiskOperationIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskKernelErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskKernelErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskKernelErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.kernel.errors doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction, error.type, hw.id]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskKernelErrors
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -139,18 +151,6 @@ func TestDiskHealthLatencyDroppedMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric disk_health.latency.dropped doesn't have an attribute invalid, valid attributes: [latency.drop.reason]")
 
 	cfg = DefaultMetricsConfig().DiskHealthLatencyDropped
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemDiskKernelErrorsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemDiskKernelErrors
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemDiskKernelErrorsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.disk.kernel.errors doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction, error.type, hw.id]")
-
-	cfg = DefaultMetricsConfig().SystemDiskKernelErrors
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

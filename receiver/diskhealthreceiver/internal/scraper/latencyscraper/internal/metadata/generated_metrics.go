@@ -3,11 +3,11 @@
 package metadata
 
 import (
+	conventions "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/semconv/v1.44.0"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
-	conventions "go.opentelemetry.io/otel/semconv/v1.38.0"
 	"slices"
 	"time"
 )
@@ -96,34 +96,34 @@ var MapAttributeLatencyDropReason = map[string]AttributeLatencyDropReason{
 }
 
 var MetricsInfo = metricsInfo{
-	ContainerDiskNoisyNeighbor: metricInfo{
-		Name:       "container.disk.noisy_neighbor",
+	DiskHealthContainerDiskNoisyNeighbor: metricInfo{
+		Name:       "disk_health.container.disk.noisy_neighbor",
 		Attributes: []string{"cgroup.path", "system.device", "hw.id", "k8s.pod.uid", "container.id", "noisy_neighbor.aggressor.cgroup.path", "noisy_neighbor.aggressor.share"},
 	},
-	ContainerDiskOccupancyShare: metricInfo{
-		Name:       "container.disk.occupancy.share",
+	DiskHealthContainerDiskOccupancyShare: metricInfo{
+		Name:       "disk_health.container.disk.occupancy.share",
 		Attributes: []string{"cgroup.path", "system.device", "hw.id", "k8s.pod.uid", "container.id"},
 	},
-	ContainerDiskOperationIo: metricInfo{
-		Name:       "container.disk.operation.io",
+	DiskHealthContainerDiskOperationIo: metricInfo{
+		Name:       "disk_health.container.disk.operation.io",
 		Attributes: []string{"cgroup.path", "system.device", "latency.direction", "hw.id", "k8s.pod.uid", "container.id"},
+	},
+	DiskHealthDiskKernelErrors: metricInfo{
+		Name:       "disk_health.disk.kernel.errors",
+		Attributes: []string{"system.device", "latency.direction", "error.type", "hw.id"},
 	},
 	DiskHealthLatencyDropped: metricInfo{
 		Name:       "disk_health.latency.dropped",
 		Attributes: []string{"latency.drop.reason"},
 	},
-	SystemDiskKernelErrors: metricInfo{
-		Name:       "system.disk.kernel.errors",
-		Attributes: []string{"system.device", "latency.direction", "error.type", "hw.id"},
-	},
 }
 
 type metricsInfo struct {
-	ContainerDiskNoisyNeighbor  metricInfo
-	ContainerDiskOccupancyShare metricInfo
-	ContainerDiskOperationIo    metricInfo
-	DiskHealthLatencyDropped    metricInfo
-	SystemDiskKernelErrors      metricInfo
+	DiskHealthContainerDiskNoisyNeighbor  metricInfo
+	DiskHealthContainerDiskOccupancyShare metricInfo
+	DiskHealthContainerDiskOperationIo    metricInfo
+	DiskHealthDiskKernelErrors            metricInfo
+	DiskHealthLatencyDropped              metricInfo
 }
 
 type metricInfo struct {
@@ -159,16 +159,16 @@ func WithK8sPodUIDMetricAttribute(k8sPodUIDAttributeValue string) MetricAttribut
 	})
 }
 
-type metricContainerDiskNoisyNeighbor struct {
-	data          pmetric.Metric                         // data buffer for generated metric.
-	config        ContainerDiskNoisyNeighborMetricConfig // metric config provided by user.
-	capacity      int                                    // max observed number of data points added to the metric.
-	aggDataPoints []int64                                // slice containing number of aggregated datapoints at each index
+type metricDiskHealthContainerDiskNoisyNeighbor struct {
+	data          pmetric.Metric                                   // data buffer for generated metric.
+	config        DiskHealthContainerDiskNoisyNeighborMetricConfig // metric config provided by user.
+	capacity      int                                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                                          // slice containing number of aggregated datapoints at each index
 }
 
-// init fills container.disk.noisy_neighbor metric with initial data.
-func (m *metricContainerDiskNoisyNeighbor) init() {
-	m.data.SetName("container.disk.noisy_neighbor")
+// init fills disk_health.container.disk.noisy_neighbor metric with initial data.
+func (m *metricDiskHealthContainerDiskNoisyNeighbor) init() {
+	m.data.SetName("disk_health.container.disk.noisy_neighbor")
 	m.data.SetDescription("1 while the cgroup (the victim) is in a noisy-neighbour episode on the device: its tail latency there reached k times its own baseline while another cgroup (the aggressor, named on the point) held at least the configured share of the device's occupancy; 0 once, at the scrape the episode ends. Only with latency.per_cgroup.enabled and per_cgroup.noisy_neighbor.enabled. Not in semantic conventions.")
 	m.data.SetUnit("{episode}")
 	m.data.SetEmptyGauge()
@@ -176,7 +176,7 @@ func (m *metricContainerDiskNoisyNeighbor) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerDiskNoisyNeighbor) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, noisyNeighborAggressorCgroupPathAttributeValue string, noisyNeighborAggressorShareAttributeValue float64, options ...MetricAttributeOption) {
+func (m *metricDiskHealthContainerDiskNoisyNeighbor) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, noisyNeighborAggressorCgroupPathAttributeValue string, noisyNeighborAggressorShareAttributeValue float64, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -184,16 +184,16 @@ func (m *metricContainerDiskNoisyNeighbor) recordDataPoint(start pcommon.Timesta
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath) {
 		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerDiskNoisyNeighborMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath) {
 		dp.Attributes().PutStr("noisy_neighbor.aggressor.cgroup.path", noisyNeighborAggressorCgroupPathAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare) {
 		dp.Attributes().PutDouble("noisy_neighbor.aggressor.share", noisyNeighborAggressorShareAttributeValue)
 	}
 	for _, op := range options {
@@ -230,14 +230,14 @@ func (m *metricContainerDiskNoisyNeighbor) recordDataPoint(start pcommon.Timesta
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricContainerDiskNoisyNeighbor) updateCapacity() {
+func (m *metricDiskHealthContainerDiskNoisyNeighbor) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricContainerDiskNoisyNeighbor) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthContainerDiskNoisyNeighbor) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -250,8 +250,8 @@ func (m *metricContainerDiskNoisyNeighbor) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricContainerDiskNoisyNeighbor(cfg ContainerDiskNoisyNeighborMetricConfig) metricContainerDiskNoisyNeighbor {
-	m := metricContainerDiskNoisyNeighbor{config: cfg}
+func newMetricDiskHealthContainerDiskNoisyNeighbor(cfg DiskHealthContainerDiskNoisyNeighborMetricConfig) metricDiskHealthContainerDiskNoisyNeighbor {
+	m := metricDiskHealthContainerDiskNoisyNeighbor{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -260,16 +260,16 @@ func newMetricContainerDiskNoisyNeighbor(cfg ContainerDiskNoisyNeighborMetricCon
 	return m
 }
 
-type metricContainerDiskOccupancyShare struct {
-	data          pmetric.Metric                          // data buffer for generated metric.
-	config        ContainerDiskOccupancyShareMetricConfig // metric config provided by user.
-	capacity      int                                     // max observed number of data points added to the metric.
-	aggDataPoints []float64                               // slice containing number of aggregated datapoints at each index
+type metricDiskHealthContainerDiskOccupancyShare struct {
+	data          pmetric.Metric                                    // data buffer for generated metric.
+	config        DiskHealthContainerDiskOccupancyShareMetricConfig // metric config provided by user.
+	capacity      int                                               // max observed number of data points added to the metric.
+	aggDataPoints []float64                                         // slice containing number of aggregated datapoints at each index
 }
 
-// init fills container.disk.occupancy.share metric with initial data.
-func (m *metricContainerDiskOccupancyShare) init() {
-	m.data.SetName("container.disk.occupancy.share")
+// init fills disk_health.container.disk.occupancy.share metric with initial data.
+func (m *metricDiskHealthContainerDiskOccupancyShare) init() {
+	m.data.SetName("disk_health.container.disk.occupancy.share")
 	m.data.SetDescription("The cgroup's share of the device's queue occupancy over the last scrape interval: the time its requests were in flight (creation to completion, all directions) divided by that of every request on the device, 0 to 1. Only with latency.per_cgroup.enabled. Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
@@ -277,7 +277,7 @@ func (m *metricContainerDiskOccupancyShare) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerDiskOccupancyShare) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, options ...MetricAttributeOption) {
+func (m *metricDiskHealthContainerDiskOccupancyShare) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -285,10 +285,10 @@ func (m *metricContainerDiskOccupancyShare) recordDataPoint(start pcommon.Timest
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOccupancyShareMetricAttributeKeyCgroupPath) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskOccupancyShareMetricAttributeKeyCgroupPath) {
 		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOccupancyShareMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskOccupancyShareMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
 	for _, op := range options {
@@ -325,14 +325,14 @@ func (m *metricContainerDiskOccupancyShare) recordDataPoint(start pcommon.Timest
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricContainerDiskOccupancyShare) updateCapacity() {
+func (m *metricDiskHealthContainerDiskOccupancyShare) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricContainerDiskOccupancyShare) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthContainerDiskOccupancyShare) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -345,8 +345,8 @@ func (m *metricContainerDiskOccupancyShare) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricContainerDiskOccupancyShare(cfg ContainerDiskOccupancyShareMetricConfig) metricContainerDiskOccupancyShare {
-	m := metricContainerDiskOccupancyShare{config: cfg}
+func newMetricDiskHealthContainerDiskOccupancyShare(cfg DiskHealthContainerDiskOccupancyShareMetricConfig) metricDiskHealthContainerDiskOccupancyShare {
+	m := metricDiskHealthContainerDiskOccupancyShare{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -355,17 +355,17 @@ func newMetricContainerDiskOccupancyShare(cfg ContainerDiskOccupancyShareMetricC
 	return m
 }
 
-type metricContainerDiskOperationIo struct {
-	data          pmetric.Metric                       // data buffer for generated metric.
-	config        ContainerDiskOperationIoMetricConfig // metric config provided by user.
-	capacity      int                                  // max observed number of data points added to the metric.
-	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
+type metricDiskHealthContainerDiskOperationIo struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        DiskHealthContainerDiskOperationIoMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []int64                                        // slice containing number of aggregated datapoints at each index
 }
 
-// init fills container.disk.operation.io metric with initial data.
-func (m *metricContainerDiskOperationIo) init() {
-	m.data.SetName("container.disk.operation.io")
-	m.data.SetDescription("Bytes of the requests in container.disk.operation.duration (read and write), per cgroup, device and direction, since the series' start. Only with latency.per_cgroup.enabled. Not in semantic conventions.")
+// init fills disk_health.container.disk.operation.io metric with initial data.
+func (m *metricDiskHealthContainerDiskOperationIo) init() {
+	m.data.SetName("disk_health.container.disk.operation.io")
+	m.data.SetDescription("Bytes of the requests in disk_health.container.disk.operation.duration (read and write), per cgroup, device and direction, since the series' start. Only with latency.per_cgroup.enabled. Not in semantic conventions.")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -374,7 +374,7 @@ func (m *metricContainerDiskOperationIo) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerDiskOperationIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, latencyDirectionAttributeValue string, options ...MetricAttributeOption) {
+func (m *metricDiskHealthContainerDiskOperationIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, latencyDirectionAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -382,13 +382,13 @@ func (m *metricContainerDiskOperationIo) recordDataPoint(start pcommon.Timestamp
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationIoMetricAttributeKeyCgroupPath) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskOperationIoMetricAttributeKeyCgroupPath) {
 		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationIoMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationIoMetricAttributeKeyLatencyDirection) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskOperationIoMetricAttributeKeyLatencyDirection) {
 		dp.Attributes().PutStr("disk.io.direction", latencyDirectionAttributeValue)
 	}
 	for _, op := range options {
@@ -425,14 +425,14 @@ func (m *metricContainerDiskOperationIo) recordDataPoint(start pcommon.Timestamp
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricContainerDiskOperationIo) updateCapacity() {
+func (m *metricDiskHealthContainerDiskOperationIo) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricContainerDiskOperationIo) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthContainerDiskOperationIo) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -445,8 +445,108 @@ func (m *metricContainerDiskOperationIo) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricContainerDiskOperationIo(cfg ContainerDiskOperationIoMetricConfig) metricContainerDiskOperationIo {
-	m := metricContainerDiskOperationIo{config: cfg}
+func newMetricDiskHealthContainerDiskOperationIo(cfg DiskHealthContainerDiskOperationIoMetricConfig) metricDiskHealthContainerDiskOperationIo {
+	m := metricDiskHealthContainerDiskOperationIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskKernelErrors struct {
+	data          pmetric.Metric                         // data buffer for generated metric.
+	config        DiskHealthDiskKernelErrorsMetricConfig // metric config provided by user.
+	capacity      int                                    // max observed number of data points added to the metric.
+	aggDataPoints []int64                                // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.kernel.errors metric with initial data.
+func (m *metricDiskHealthDiskKernelErrors) init() {
+	m.data.SetName("disk_health.disk.kernel.errors")
+	m.data.SetDescription("Block requests the kernel completed with an error status, per device, direction and status, counted once per failed request where the kernel would log it (not passthrough, not quiet requests), since the probe attached. Not in semantic conventions.")
+	m.data.SetUnit("{request}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskKernelErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, latencyDirectionAttributeValue string, errorTypeAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskKernelErrorsMetricAttributeKeyLatencyDirection) {
+		dp.Attributes().PutStr("disk.io.direction", latencyDirectionAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType) {
+		dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskKernelErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskKernelErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskKernelErrors(cfg DiskHealthDiskKernelErrorsMetricConfig) metricDiskHealthDiskKernelErrors {
+	m := metricDiskHealthDiskKernelErrors{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -546,119 +646,19 @@ func newMetricDiskHealthLatencyDropped(cfg DiskHealthLatencyDroppedMetricConfig)
 	return m
 }
 
-type metricSystemDiskKernelErrors struct {
-	data          pmetric.Metric                     // data buffer for generated metric.
-	config        SystemDiskKernelErrorsMetricConfig // metric config provided by user.
-	capacity      int                                // max observed number of data points added to the metric.
-	aggDataPoints []int64                            // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.disk.kernel.errors metric with initial data.
-func (m *metricSystemDiskKernelErrors) init() {
-	m.data.SetName("system.disk.kernel.errors")
-	m.data.SetDescription("Block requests the kernel completed with an error status, per device, direction and status, counted once per failed request where the kernel would log it (not passthrough, not quiet requests), since the probe attached. Not in semantic conventions.")
-	m.data.SetUnit("{request}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemDiskKernelErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, latencyDirectionAttributeValue string, errorTypeAttributeValue string, options ...MetricAttributeOption) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskKernelErrorsMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskKernelErrorsMetricAttributeKeyLatencyDirection) {
-		dp.Attributes().PutStr("disk.io.direction", latencyDirectionAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemDiskKernelErrorsMetricAttributeKeyErrorType) {
-		dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
-	}
-	for _, op := range options {
-		op.apply(dp)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemDiskKernelErrors) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemDiskKernelErrors) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemDiskKernelErrors(cfg SystemDiskKernelErrorsMetricConfig) metricSystemDiskKernelErrors {
-	m := metricSystemDiskKernelErrors{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                            MetricsBuilderConfig // config of the metrics builder.
-	startTime                         pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                   int                  // maximum observed number of metrics per resource.
-	metricsBuffer                     pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                         component.BuildInfo  // contains version information.
-	metricContainerDiskNoisyNeighbor  metricContainerDiskNoisyNeighbor
-	metricContainerDiskOccupancyShare metricContainerDiskOccupancyShare
-	metricContainerDiskOperationIo    metricContainerDiskOperationIo
-	metricDiskHealthLatencyDropped    metricDiskHealthLatencyDropped
-	metricSystemDiskKernelErrors      metricSystemDiskKernelErrors
+	config                                      MetricsBuilderConfig // config of the metrics builder.
+	startTime                                   pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                             int                  // maximum observed number of metrics per resource.
+	metricsBuffer                               pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                   component.BuildInfo  // contains version information.
+	metricDiskHealthContainerDiskNoisyNeighbor  metricDiskHealthContainerDiskNoisyNeighbor
+	metricDiskHealthContainerDiskOccupancyShare metricDiskHealthContainerDiskOccupancyShare
+	metricDiskHealthContainerDiskOperationIo    metricDiskHealthContainerDiskOperationIo
+	metricDiskHealthDiskKernelErrors            metricDiskHealthDiskKernelErrors
+	metricDiskHealthLatencyDropped              metricDiskHealthLatencyDropped
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -680,15 +680,15 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                            mbc,
-		startTime:                         pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                     pmetric.NewMetrics(),
-		buildInfo:                         settings.BuildInfo,
-		metricContainerDiskNoisyNeighbor:  newMetricContainerDiskNoisyNeighbor(mbc.Metrics.ContainerDiskNoisyNeighbor),
-		metricContainerDiskOccupancyShare: newMetricContainerDiskOccupancyShare(mbc.Metrics.ContainerDiskOccupancyShare),
-		metricContainerDiskOperationIo:    newMetricContainerDiskOperationIo(mbc.Metrics.ContainerDiskOperationIo),
-		metricDiskHealthLatencyDropped:    newMetricDiskHealthLatencyDropped(mbc.Metrics.DiskHealthLatencyDropped),
-		metricSystemDiskKernelErrors:      newMetricSystemDiskKernelErrors(mbc.Metrics.SystemDiskKernelErrors),
+		config:        mbc,
+		startTime:     pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer: pmetric.NewMetrics(),
+		buildInfo:     settings.BuildInfo,
+		metricDiskHealthContainerDiskNoisyNeighbor:  newMetricDiskHealthContainerDiskNoisyNeighbor(mbc.Metrics.DiskHealthContainerDiskNoisyNeighbor),
+		metricDiskHealthContainerDiskOccupancyShare: newMetricDiskHealthContainerDiskOccupancyShare(mbc.Metrics.DiskHealthContainerDiskOccupancyShare),
+		metricDiskHealthContainerDiskOperationIo:    newMetricDiskHealthContainerDiskOperationIo(mbc.Metrics.DiskHealthContainerDiskOperationIo),
+		metricDiskHealthDiskKernelErrors:            newMetricDiskHealthDiskKernelErrors(mbc.Metrics.DiskHealthDiskKernelErrors),
+		metricDiskHealthLatencyDropped:              newMetricDiskHealthLatencyDropped(mbc.Metrics.DiskHealthLatencyDropped),
 	}
 
 	for _, op := range options {
@@ -755,11 +755,11 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
-	mb.metricContainerDiskNoisyNeighbor.emit(ils.Metrics())
-	mb.metricContainerDiskOccupancyShare.emit(ils.Metrics())
-	mb.metricContainerDiskOperationIo.emit(ils.Metrics())
+	mb.metricDiskHealthContainerDiskNoisyNeighbor.emit(ils.Metrics())
+	mb.metricDiskHealthContainerDiskOccupancyShare.emit(ils.Metrics())
+	mb.metricDiskHealthContainerDiskOperationIo.emit(ils.Metrics())
+	mb.metricDiskHealthDiskKernelErrors.emit(ils.Metrics())
 	mb.metricDiskHealthLatencyDropped.emit(ils.Metrics())
-	mb.metricSystemDiskKernelErrors.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -781,29 +781,29 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	return metrics
 }
 
-// RecordContainerDiskNoisyNeighborDataPoint adds a data point to container.disk.noisy_neighbor metric.
-func (mb *MetricsBuilder) RecordContainerDiskNoisyNeighborDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, noisyNeighborAggressorCgroupPathAttributeValue string, noisyNeighborAggressorShareAttributeValue float64, options ...MetricAttributeOption) {
-	mb.metricContainerDiskNoisyNeighbor.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, noisyNeighborAggressorCgroupPathAttributeValue, noisyNeighborAggressorShareAttributeValue, options...)
+// RecordDiskHealthContainerDiskNoisyNeighborDataPoint adds a data point to disk_health.container.disk.noisy_neighbor metric.
+func (mb *MetricsBuilder) RecordDiskHealthContainerDiskNoisyNeighborDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, noisyNeighborAggressorCgroupPathAttributeValue string, noisyNeighborAggressorShareAttributeValue float64, options ...MetricAttributeOption) {
+	mb.metricDiskHealthContainerDiskNoisyNeighbor.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, noisyNeighborAggressorCgroupPathAttributeValue, noisyNeighborAggressorShareAttributeValue, options...)
 }
 
-// RecordContainerDiskOccupancyShareDataPoint adds a data point to container.disk.occupancy.share metric.
-func (mb *MetricsBuilder) RecordContainerDiskOccupancyShareDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, options ...MetricAttributeOption) {
-	mb.metricContainerDiskOccupancyShare.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, options...)
+// RecordDiskHealthContainerDiskOccupancyShareDataPoint adds a data point to disk_health.container.disk.occupancy.share metric.
+func (mb *MetricsBuilder) RecordDiskHealthContainerDiskOccupancyShareDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricDiskHealthContainerDiskOccupancyShare.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, options...)
 }
 
-// RecordContainerDiskOperationIoDataPoint adds a data point to container.disk.operation.io metric.
-func (mb *MetricsBuilder) RecordContainerDiskOperationIoDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, latencyDirectionAttributeValue AttributeLatencyDirection, options ...MetricAttributeOption) {
-	mb.metricContainerDiskOperationIo.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, latencyDirectionAttributeValue.String(), options...)
+// RecordDiskHealthContainerDiskOperationIoDataPoint adds a data point to disk_health.container.disk.operation.io metric.
+func (mb *MetricsBuilder) RecordDiskHealthContainerDiskOperationIoDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, latencyDirectionAttributeValue AttributeLatencyDirection, options ...MetricAttributeOption) {
+	mb.metricDiskHealthContainerDiskOperationIo.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, latencyDirectionAttributeValue.String(), options...)
+}
+
+// RecordDiskHealthDiskKernelErrorsDataPoint adds a data point to disk_health.disk.kernel.errors metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskKernelErrorsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, latencyDirectionAttributeValue AttributeLatencyDirection, errorTypeAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricDiskHealthDiskKernelErrors.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, latencyDirectionAttributeValue.String(), errorTypeAttributeValue, options...)
 }
 
 // RecordDiskHealthLatencyDroppedDataPoint adds a data point to disk_health.latency.dropped metric.
 func (mb *MetricsBuilder) RecordDiskHealthLatencyDroppedDataPoint(ts pcommon.Timestamp, val int64, latencyDropReasonAttributeValue AttributeLatencyDropReason) {
 	mb.metricDiskHealthLatencyDropped.recordDataPoint(mb.startTime, ts, val, latencyDropReasonAttributeValue.String())
-}
-
-// RecordSystemDiskKernelErrorsDataPoint adds a data point to system.disk.kernel.errors metric.
-func (mb *MetricsBuilder) RecordSystemDiskKernelErrorsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, latencyDirectionAttributeValue AttributeLatencyDirection, errorTypeAttributeValue string, options ...MetricAttributeOption) {
-	mb.metricSystemDiskKernelErrors.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, latencyDirectionAttributeValue.String(), errorTypeAttributeValue, options...)
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

@@ -58,11 +58,11 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
-			aggMap["container.disk.noisy_neighbor"] = mb.metricContainerDiskNoisyNeighbor.config.AggregationStrategy
-			aggMap["container.disk.occupancy.share"] = mb.metricContainerDiskOccupancyShare.config.AggregationStrategy
-			aggMap["container.disk.operation.io"] = mb.metricContainerDiskOperationIo.config.AggregationStrategy
+			aggMap["disk_health.container.disk.noisy_neighbor"] = mb.metricDiskHealthContainerDiskNoisyNeighbor.config.AggregationStrategy
+			aggMap["disk_health.container.disk.occupancy.share"] = mb.metricDiskHealthContainerDiskOccupancyShare.config.AggregationStrategy
+			aggMap["disk_health.container.disk.operation.io"] = mb.metricDiskHealthContainerDiskOperationIo.config.AggregationStrategy
+			aggMap["disk_health.disk.kernel.errors"] = mb.metricDiskHealthDiskKernelErrors.config.AggregationStrategy
 			aggMap["disk_health.latency.dropped"] = mb.metricDiskHealthLatencyDropped.config.AggregationStrategy
-			aggMap["system.disk.kernel.errors"] = mb.metricSystemDiskKernelErrors.config.AggregationStrategy
 
 			expectedWarnings := 0
 			if tt.metricsSet != testDataSetReag {
@@ -73,21 +73,27 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerDiskNoisyNeighborDataPoint(ts, 1, "cgroup.path-val", "system.device-val", "noisy_neighbor.aggressor.cgroup.path-val", 30.100000, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+			mb.RecordDiskHealthContainerDiskNoisyNeighborDataPoint(ts, 1, "cgroup.path-val", "system.device-val", "noisy_neighbor.aggressor.cgroup.path-val", 30.100000, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerDiskNoisyNeighborDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", "noisy_neighbor.aggressor.cgroup.path-val-2", 31.100000, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+				mb.RecordDiskHealthContainerDiskNoisyNeighborDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", "noisy_neighbor.aggressor.cgroup.path-val-2", 31.100000, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerDiskOccupancyShareDataPoint(ts, 1, "cgroup.path-val", "system.device-val", WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+			mb.RecordDiskHealthContainerDiskOccupancyShareDataPoint(ts, 1, "cgroup.path-val", "system.device-val", WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerDiskOccupancyShareDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+				mb.RecordDiskHealthContainerDiskOccupancyShareDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerDiskOperationIoDataPoint(ts, 1, "cgroup.path-val", "system.device-val", AttributeLatencyDirectionRead, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+			mb.RecordDiskHealthContainerDiskOperationIoDataPoint(ts, 1, "cgroup.path-val", "system.device-val", AttributeLatencyDirectionRead, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerDiskOperationIoDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", AttributeLatencyDirectionWrite, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+				mb.RecordDiskHealthContainerDiskOperationIoDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", AttributeLatencyDirectionWrite, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskKernelErrorsDataPoint(ts, 1, "system.device-val", AttributeLatencyDirectionRead, "error.type-val", WithHwIDMetricAttribute("hw.id-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskKernelErrorsDataPoint(ts, 3, "system.device-val-2", AttributeLatencyDirectionWrite, "error.type-val-2", WithHwIDMetricAttribute("hw.id-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -95,21 +101,15 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordDiskHealthLatencyDroppedDataPoint(ts, 3, AttributeLatencyDropReasonHistogramsFull)
 			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordSystemDiskKernelErrorsDataPoint(ts, 1, "system.device-val", AttributeLatencyDirectionRead, "error.type-val", WithHwIDMetricAttribute("hw.id-val"))
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemDiskKernelErrorsDataPoint(ts, 3, "system.device-val-2", AttributeLatencyDirectionWrite, "error.type-val-2", WithHwIDMetricAttribute("hw.id-val"))
-			}
 
 			res := pcommon.NewResource()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
-				assert.Empty(t, mb.metricContainerDiskNoisyNeighbor.aggDataPoints)
-				assert.Empty(t, mb.metricContainerDiskOccupancyShare.aggDataPoints)
-				assert.Empty(t, mb.metricContainerDiskOperationIo.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthContainerDiskNoisyNeighbor.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthContainerDiskOccupancyShare.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthContainerDiskOperationIo.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskKernelErrors.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthLatencyDropped.aggDataPoints)
-				assert.Empty(t, mb.metricSystemDiskKernelErrors.aggDataPoints)
 			}
 
 			if tt.expectEmpty {
@@ -137,10 +137,10 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
-				case "container.disk.noisy_neighbor":
+				case "disk_health.container.disk.noisy_neighbor":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["container.disk.noisy_neighbor"], "Found a duplicate in the metrics slice: container.disk.noisy_neighbor")
-						validatedMetrics["container.disk.noisy_neighbor"] = true
+						assert.False(t, validatedMetrics["disk_health.container.disk.noisy_neighbor"], "Found a duplicate in the metrics slice: disk_health.container.disk.noisy_neighbor")
+						validatedMetrics["disk_health.container.disk.noisy_neighbor"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "1 while the cgroup (the victim) is in a noisy-neighbour episode on the device: its tail latency there reached k times its own baseline while another cgroup (the aggressor, named on the point) held at least the configured share of the device's occupancy; 0 once, at the scrape the episode ends. Only with latency.per_cgroup.enabled and per_cgroup.noisy_neighbor.enabled. Not in semantic conventions.", mi.Description())
@@ -172,8 +172,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, 30.100000, noisyNeighborAggressorShareAttrVal.Double())
 					} else {
-						assert.False(t, validatedMetrics["container.disk.noisy_neighbor"], "Found a duplicate in the metrics slice: container.disk.noisy_neighbor")
-						validatedMetrics["container.disk.noisy_neighbor"] = true
+						assert.False(t, validatedMetrics["disk_health.container.disk.noisy_neighbor"], "Found a duplicate in the metrics slice: disk_health.container.disk.noisy_neighbor")
+						validatedMetrics["disk_health.container.disk.noisy_neighbor"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "1 while the cgroup (the victim) is in a noisy-neighbour episode on the device: its tail latency there reached k times its own baseline while another cgroup (the aggressor, named on the point) held at least the configured share of the device's occupancy; 0 once, at the scrape the episode ends. Only with latency.per_cgroup.enabled and per_cgroup.noisy_neighbor.enabled. Not in semantic conventions.", mi.Description())
@@ -182,7 +182,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["container.disk.noisy_neighbor"] {
+						switch aggMap["disk_health.container.disk.noisy_neighbor"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -201,10 +201,10 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("noisy_neighbor.aggressor.share")
 						assert.False(t, ok)
 					}
-				case "container.disk.occupancy.share":
+				case "disk_health.container.disk.occupancy.share":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["container.disk.occupancy.share"], "Found a duplicate in the metrics slice: container.disk.occupancy.share")
-						validatedMetrics["container.disk.occupancy.share"] = true
+						assert.False(t, validatedMetrics["disk_health.container.disk.occupancy.share"], "Found a duplicate in the metrics slice: disk_health.container.disk.occupancy.share")
+						validatedMetrics["disk_health.container.disk.occupancy.share"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "The cgroup's share of the device's queue occupancy over the last scrape interval: the time its requests were in flight (creation to completion, all directions) divided by that of every request on the device, 0 to 1. Only with latency.per_cgroup.enabled. Not in semantic conventions.", mi.Description())
@@ -230,8 +230,8 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "container.id-val", containerIDAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["container.disk.occupancy.share"], "Found a duplicate in the metrics slice: container.disk.occupancy.share")
-						validatedMetrics["container.disk.occupancy.share"] = true
+						assert.False(t, validatedMetrics["disk_health.container.disk.occupancy.share"], "Found a duplicate in the metrics slice: disk_health.container.disk.occupancy.share")
+						validatedMetrics["disk_health.container.disk.occupancy.share"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "The cgroup's share of the device's queue occupancy over the last scrape interval: the time its requests were in flight (creation to completion, all directions) divided by that of every request on the device, 0 to 1. Only with latency.per_cgroup.enabled. Not in semantic conventions.", mi.Description())
@@ -240,7 +240,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["container.disk.occupancy.share"] {
+						switch aggMap["disk_health.container.disk.occupancy.share"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -255,13 +255,13 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 					}
-				case "container.disk.operation.io":
+				case "disk_health.container.disk.operation.io":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["container.disk.operation.io"], "Found a duplicate in the metrics slice: container.disk.operation.io")
-						validatedMetrics["container.disk.operation.io"] = true
+						assert.False(t, validatedMetrics["disk_health.container.disk.operation.io"], "Found a duplicate in the metrics slice: disk_health.container.disk.operation.io")
+						validatedMetrics["disk_health.container.disk.operation.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes of the requests in container.disk.operation.duration (read and write), per cgroup, device and direction, since the series' start. Only with latency.per_cgroup.enabled. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Bytes of the requests in disk_health.container.disk.operation.duration (read and write), per cgroup, device and direction, since the series' start. Only with latency.per_cgroup.enabled. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -289,11 +289,11 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.True(t, ok)
 						assert.Equal(t, "container.id-val", containerIDAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["container.disk.operation.io"], "Found a duplicate in the metrics slice: container.disk.operation.io")
-						validatedMetrics["container.disk.operation.io"] = true
+						assert.False(t, validatedMetrics["disk_health.container.disk.operation.io"], "Found a duplicate in the metrics slice: disk_health.container.disk.operation.io")
+						validatedMetrics["disk_health.container.disk.operation.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes of the requests in container.disk.operation.duration (read and write), per cgroup, device and direction, since the series' start. Only with latency.per_cgroup.enabled. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Bytes of the requests in disk_health.container.disk.operation.duration (read and write), per cgroup, device and direction, since the series' start. Only with latency.per_cgroup.enabled. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -301,7 +301,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["container.disk.operation.io"] {
+						switch aggMap["disk_health.container.disk.operation.io"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
@@ -316,6 +316,63 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.kernel.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.kernel.errors"], "Found a duplicate in the metrics slice: disk_health.disk.kernel.errors")
+						validatedMetrics["disk_health.disk.kernel.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Block requests the kernel completed with an error status, per device, direction and status, counted once per failed request where the kernel would log it (not passthrough, not quiet requests), since the probe attached. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{request}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						latencyDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", latencyDirectionAttrVal.Str())
+						errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
+						assert.True(t, ok)
+						assert.Equal(t, "error.type-val", errorTypeAttrVal.Str())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.kernel.errors"], "Found a duplicate in the metrics slice: disk_health.disk.kernel.errors")
+						validatedMetrics["disk_health.disk.kernel.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Block requests the kernel completed with an error status, per device, direction and status, counted once per failed request where the kernel would log it (not passthrough, not quiet requests), since the probe attached. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{request}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.disk.kernel.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("error.type")
 						assert.False(t, ok)
 					}
 				case "disk_health.latency.dropped":
@@ -360,63 +417,6 @@ func TestMetricsBuilder(t *testing.T) {
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
 						_, ok := dp.Attributes().Get("latency.drop.reason")
-						assert.False(t, ok)
-					}
-				case "system.disk.kernel.errors":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.disk.kernel.errors"], "Found a duplicate in the metrics slice: system.disk.kernel.errors")
-						validatedMetrics["system.disk.kernel.errors"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Block requests the kernel completed with an error status, per device, direction and status, counted once per failed request where the kernel would log it (not passthrough, not quiet requests), since the probe attached. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{request}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						latencyDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "read", latencyDirectionAttrVal.Str())
-						errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
-						assert.True(t, ok)
-						assert.Equal(t, "error.type-val", errorTypeAttrVal.Str())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.disk.kernel.errors"], "Found a duplicate in the metrics slice: system.disk.kernel.errors")
-						validatedMetrics["system.disk.kernel.errors"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Block requests the kernel completed with an error status, per device, direction and status, counted once per failed request where the kernel would log it (not passthrough, not quiet requests), since the probe attached. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{request}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.disk.kernel.errors"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("disk.io.direction")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("error.type")
 						assert.False(t, ok)
 					}
 				}

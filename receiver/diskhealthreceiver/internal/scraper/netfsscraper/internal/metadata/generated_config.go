@@ -8,6 +8,665 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 )
 
+// DiskHealthFilesystemClientStateMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.client.state metric.
+type DiskHealthFilesystemClientStateMetricAttributeKey string
+
+const (
+	DiskHealthFilesystemClientStateMetricAttributeKeySystemDevice               DiskHealthFilesystemClientStateMetricAttributeKey = "system.device"
+	DiskHealthFilesystemClientStateMetricAttributeKeySystemFilesystemMountpoint DiskHealthFilesystemClientStateMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthFilesystemClientStateMetricAttributeKeySystemFilesystemType       DiskHealthFilesystemClientStateMetricAttributeKey = "system.filesystem.type"
+	DiskHealthFilesystemClientStateMetricAttributeKeyClientState                DiskHealthFilesystemClientStateMetricAttributeKey = "disk_health.client.state"
+)
+
+// DiskHealthFilesystemClientStateMetricConfig provides config for the disk_health.filesystem.client.state metric.
+type DiskHealthFilesystemClientStateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthFilesystemClientStateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthFilesystemClientStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthFilesystemClientStateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthFilesystemClientStateMetricAttributeKeySystemDevice, DiskHealthFilesystemClientStateMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemClientStateMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemClientStateMetricAttributeKeyClientState:
+		default:
+			return fmt.Errorf("metric disk_health.filesystem.client.state doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, disk_health.client.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthNfsClientMountIoMetricAttributeKey specifies the key of an attribute for the disk_health.nfs.client.mount.io metric.
+type DiskHealthNfsClientMountIoMetricAttributeKey string
+
+const (
+	DiskHealthNfsClientMountIoMetricAttributeKeySystemDevice               DiskHealthNfsClientMountIoMetricAttributeKey = "system.device"
+	DiskHealthNfsClientMountIoMetricAttributeKeySystemFilesystemMountpoint DiskHealthNfsClientMountIoMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthNfsClientMountIoMetricAttributeKeySystemFilesystemType       DiskHealthNfsClientMountIoMetricAttributeKey = "system.filesystem.type"
+	DiskHealthNfsClientMountIoMetricAttributeKeyNetworkIoDirection         DiskHealthNfsClientMountIoMetricAttributeKey = "network.io.direction"
+)
+
+// DiskHealthNfsClientMountIoMetricConfig provides config for the disk_health.nfs.client.mount.io metric.
+type DiskHealthNfsClientMountIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthNfsClientMountIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthNfsClientMountIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthNfsClientMountIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthNfsClientMountIoMetricAttributeKeySystemDevice, DiskHealthNfsClientMountIoMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountIoMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountIoMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric disk_health.nfs.client.mount.io doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthNfsClientMountOperationCountMetricAttributeKey specifies the key of an attribute for the disk_health.nfs.client.mount.operation.count metric.
+type DiskHealthNfsClientMountOperationCountMetricAttributeKey string
+
+const (
+	DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemDevice                DiskHealthNfsClientMountOperationCountMetricAttributeKey = "system.device"
+	DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemFilesystemMountpoint  DiskHealthNfsClientMountOperationCountMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemFilesystemType        DiskHealthNfsClientMountOperationCountMetricAttributeKey = "system.filesystem.type"
+	DiskHealthNfsClientMountOperationCountMetricAttributeKeyDiskHealthNfsOperationClass DiskHealthNfsClientMountOperationCountMetricAttributeKey = "disk_health.nfs.operation.class"
+)
+
+// DiskHealthNfsClientMountOperationCountMetricConfig provides config for the disk_health.nfs.client.mount.operation.count metric.
+type DiskHealthNfsClientMountOperationCountMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthNfsClientMountOperationCountMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthNfsClientMountOperationCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthNfsClientMountOperationCountMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountOperationCountMetricAttributeKeyDiskHealthNfsOperationClass:
+		default:
+			return fmt.Errorf("metric disk_health.nfs.client.mount.operation.count doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, disk_health.nfs.operation.class]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKey specifies the key of an attribute for the disk_health.nfs.client.mount.operation.execute_time metric.
+type DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKey string
+
+const (
+	DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemDevice                DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKey = "system.device"
+	DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemMountpoint  DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemType        DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKey = "system.filesystem.type"
+	DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeyDiskHealthNfsOperationClass DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKey = "disk_health.nfs.operation.class"
+)
+
+// DiskHealthNfsClientMountOperationExecuteTimeMetricConfig provides config for the disk_health.nfs.client.mount.operation.execute_time metric.
+type DiskHealthNfsClientMountOperationExecuteTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthNfsClientMountOperationExecuteTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthNfsClientMountOperationExecuteTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeyDiskHealthNfsOperationClass:
+		default:
+			return fmt.Errorf("metric disk_health.nfs.client.mount.operation.execute_time doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, disk_health.nfs.operation.class]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKey specifies the key of an attribute for the disk_health.nfs.client.mount.operation.queue_time metric.
+type DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKey string
+
+const (
+	DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemDevice                DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKey = "system.device"
+	DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemMountpoint  DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemType        DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKey = "system.filesystem.type"
+	DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeyDiskHealthNfsOperationClass DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKey = "disk_health.nfs.operation.class"
+)
+
+// DiskHealthNfsClientMountOperationQueueTimeMetricConfig provides config for the disk_health.nfs.client.mount.operation.queue_time metric.
+type DiskHealthNfsClientMountOperationQueueTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthNfsClientMountOperationQueueTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthNfsClientMountOperationQueueTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeyDiskHealthNfsOperationClass:
+		default:
+			return fmt.Errorf("metric disk_health.nfs.client.mount.operation.queue_time doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, disk_health.nfs.operation.class]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKey specifies the key of an attribute for the disk_health.nfs.client.mount.operation.round_trip_time metric.
+type DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKey string
+
+const (
+	DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemDevice                DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKey = "system.device"
+	DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint  DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemType        DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKey = "system.filesystem.type"
+	DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeyDiskHealthNfsOperationClass DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKey = "disk_health.nfs.operation.class"
+)
+
+// DiskHealthNfsClientMountOperationRoundTripTimeMetricConfig provides config for the disk_health.nfs.client.mount.operation.round_trip_time metric.
+type DiskHealthNfsClientMountOperationRoundTripTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthNfsClientMountOperationRoundTripTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthNfsClientMountOperationRoundTripTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeyDiskHealthNfsOperationClass:
+		default:
+			return fmt.Errorf("metric disk_health.nfs.client.mount.operation.round_trip_time doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, disk_health.nfs.operation.class]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthNfsClientMountProcedureCountMetricAttributeKey specifies the key of an attribute for the disk_health.nfs.client.mount.procedure.count metric.
+type DiskHealthNfsClientMountProcedureCountMetricAttributeKey string
+
+const (
+	DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemDevice               DiskHealthNfsClientMountProcedureCountMetricAttributeKey = "system.device"
+	DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint DiskHealthNfsClientMountProcedureCountMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType       DiskHealthNfsClientMountProcedureCountMetricAttributeKey = "system.filesystem.type"
+	DiskHealthNfsClientMountProcedureCountMetricAttributeKeyNfsOperationName           DiskHealthNfsClientMountProcedureCountMetricAttributeKey = "nfs.operation.name"
+)
+
+// DiskHealthNfsClientMountProcedureCountMetricConfig provides config for the disk_health.nfs.client.mount.procedure.count metric.
+type DiskHealthNfsClientMountProcedureCountMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthNfsClientMountProcedureCountMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthNfsClientMountProcedureCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthNfsClientMountProcedureCountMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyNfsOperationName:
+		default:
+			return fmt.Errorf("metric disk_health.nfs.client.mount.procedure.count doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.name]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey specifies the key of an attribute for the disk_health.nfs.client.mount.procedure.round_trip_time metric.
+type DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey string
+
+const (
+	DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice               DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey = "system.device"
+	DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType       DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey = "system.filesystem.type"
+	DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName           DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey = "nfs.operation.name"
+)
+
+// DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig provides config for the disk_health.nfs.client.mount.procedure.round_trip_time metric.
+type DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName:
+		default:
+			return fmt.Errorf("metric disk_health.nfs.client.mount.procedure.round_trip_time doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.name]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthNfsClientMountRPCBacklogMetricAttributeKey specifies the key of an attribute for the disk_health.nfs.client.mount.rpc.backlog metric.
+type DiskHealthNfsClientMountRPCBacklogMetricAttributeKey string
+
+const (
+	DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemDevice               DiskHealthNfsClientMountRPCBacklogMetricAttributeKey = "system.device"
+	DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemMountpoint DiskHealthNfsClientMountRPCBacklogMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemType       DiskHealthNfsClientMountRPCBacklogMetricAttributeKey = "system.filesystem.type"
+)
+
+// DiskHealthNfsClientMountRPCBacklogMetricConfig provides config for the disk_health.nfs.client.mount.rpc.backlog metric.
+type DiskHealthNfsClientMountRPCBacklogMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthNfsClientMountRPCBacklogMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthNfsClientMountRPCBacklogMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthNfsClientMountRPCBacklogMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemDevice, DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric disk_health.nfs.client.mount.rpc.backlog doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthNfsClientMountRPCCountMetricAttributeKey specifies the key of an attribute for the disk_health.nfs.client.mount.rpc.count metric.
+type DiskHealthNfsClientMountRPCCountMetricAttributeKey string
+
+const (
+	DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemDevice               DiskHealthNfsClientMountRPCCountMetricAttributeKey = "system.device"
+	DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemFilesystemMountpoint DiskHealthNfsClientMountRPCCountMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemFilesystemType       DiskHealthNfsClientMountRPCCountMetricAttributeKey = "system.filesystem.type"
+	DiskHealthNfsClientMountRPCCountMetricAttributeKeyNetworkIoDirection         DiskHealthNfsClientMountRPCCountMetricAttributeKey = "network.io.direction"
+)
+
+// DiskHealthNfsClientMountRPCCountMetricConfig provides config for the disk_health.nfs.client.mount.rpc.count metric.
+type DiskHealthNfsClientMountRPCCountMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthNfsClientMountRPCCountMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthNfsClientMountRPCCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthNfsClientMountRPCCountMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountRPCCountMetricAttributeKeyNetworkIoDirection:
+		default:
+			return fmt.Errorf("metric disk_health.nfs.client.mount.rpc.count doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, network.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKey specifies the key of an attribute for the disk_health.nfs.client.mount.rpc.major_timeout.count metric.
+type DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKey string
+
+const (
+	DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemDevice               DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKey = "system.device"
+	DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemMountpoint DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemType       DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKey = "system.filesystem.type"
+)
+
+// DiskHealthNfsClientMountRPCMajorTimeoutCountMetricConfig provides config for the disk_health.nfs.client.mount.rpc.major_timeout.count metric.
+type DiskHealthNfsClientMountRPCMajorTimeoutCountMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthNfsClientMountRPCMajorTimeoutCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthNfsClientMountRPCMajorTimeoutCountMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric disk_health.nfs.client.mount.rpc.major_timeout.count doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKey specifies the key of an attribute for the disk_health.nfs.client.mount.rpc.retransmit.count metric.
+type DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKey string
+
+const (
+	DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemDevice               DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKey = "system.device"
+	DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemMountpoint DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemType       DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKey = "system.filesystem.type"
+)
+
+// DiskHealthNfsClientMountRPCRetransmitCountMetricConfig provides config for the disk_health.nfs.client.mount.rpc.retransmit.count metric.
+type DiskHealthNfsClientMountRPCRetransmitCountMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthNfsClientMountRPCRetransmitCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthNfsClientMountRPCRetransmitCountMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric disk_health.nfs.client.mount.rpc.retransmit.count doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthNfsClientMountTransportConnectCountMetricAttributeKey specifies the key of an attribute for the disk_health.nfs.client.mount.transport.connect.count metric.
+type DiskHealthNfsClientMountTransportConnectCountMetricAttributeKey string
+
+const (
+	DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemDevice               DiskHealthNfsClientMountTransportConnectCountMetricAttributeKey = "system.device"
+	DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemMountpoint DiskHealthNfsClientMountTransportConnectCountMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemType       DiskHealthNfsClientMountTransportConnectCountMetricAttributeKey = "system.filesystem.type"
+)
+
+// DiskHealthNfsClientMountTransportConnectCountMetricConfig provides config for the disk_health.nfs.client.mount.transport.connect.count metric.
+type DiskHealthNfsClientMountTransportConnectCountMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthNfsClientMountTransportConnectCountMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthNfsClientMountTransportConnectCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthNfsClientMountTransportConnectCountMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric disk_health.nfs.client.mount.transport.connect.count doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // FuseConnectionConnectedMetricAttributeKey specifies the key of an attribute for the fuse.connection.connected metric.
 type FuseConnectionConnectedMetricAttributeKey string
 
@@ -108,686 +767,92 @@ func (ms *FuseConnectionWaitingMetricConfig) Validate() error {
 	return nil
 }
 
-// NfsClientMountIoMetricAttributeKey specifies the key of an attribute for the nfs.client.mount.io metric.
-type NfsClientMountIoMetricAttributeKey string
-
-const (
-	NfsClientMountIoMetricAttributeKeySystemDevice               NfsClientMountIoMetricAttributeKey = "system.device"
-	NfsClientMountIoMetricAttributeKeySystemFilesystemMountpoint NfsClientMountIoMetricAttributeKey = "system.filesystem.mountpoint"
-	NfsClientMountIoMetricAttributeKeySystemFilesystemType       NfsClientMountIoMetricAttributeKey = "system.filesystem.type"
-	NfsClientMountIoMetricAttributeKeyNetworkIoDirection         NfsClientMountIoMetricAttributeKey = "network.io.direction"
-)
-
-// NfsClientMountIoMetricConfig provides config for the nfs.client.mount.io metric.
-type NfsClientMountIoMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []NfsClientMountIoMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *NfsClientMountIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *NfsClientMountIoMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case NfsClientMountIoMetricAttributeKeySystemDevice, NfsClientMountIoMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountIoMetricAttributeKeySystemFilesystemType, NfsClientMountIoMetricAttributeKeyNetworkIoDirection:
-		default:
-			return fmt.Errorf("metric nfs.client.mount.io doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, network.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// NfsClientMountOperationCountMetricAttributeKey specifies the key of an attribute for the nfs.client.mount.operation.count metric.
-type NfsClientMountOperationCountMetricAttributeKey string
-
-const (
-	NfsClientMountOperationCountMetricAttributeKeySystemDevice               NfsClientMountOperationCountMetricAttributeKey = "system.device"
-	NfsClientMountOperationCountMetricAttributeKeySystemFilesystemMountpoint NfsClientMountOperationCountMetricAttributeKey = "system.filesystem.mountpoint"
-	NfsClientMountOperationCountMetricAttributeKeySystemFilesystemType       NfsClientMountOperationCountMetricAttributeKey = "system.filesystem.type"
-	NfsClientMountOperationCountMetricAttributeKeyNfsOperationClass          NfsClientMountOperationCountMetricAttributeKey = "nfs.operation.class"
-)
-
-// NfsClientMountOperationCountMetricConfig provides config for the nfs.client.mount.operation.count metric.
-type NfsClientMountOperationCountMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []NfsClientMountOperationCountMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *NfsClientMountOperationCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *NfsClientMountOperationCountMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case NfsClientMountOperationCountMetricAttributeKeySystemDevice, NfsClientMountOperationCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountOperationCountMetricAttributeKeySystemFilesystemType, NfsClientMountOperationCountMetricAttributeKeyNfsOperationClass:
-		default:
-			return fmt.Errorf("metric nfs.client.mount.operation.count doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.class]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// NfsClientMountOperationExecuteTimeMetricAttributeKey specifies the key of an attribute for the nfs.client.mount.operation.execute_time metric.
-type NfsClientMountOperationExecuteTimeMetricAttributeKey string
-
-const (
-	NfsClientMountOperationExecuteTimeMetricAttributeKeySystemDevice               NfsClientMountOperationExecuteTimeMetricAttributeKey = "system.device"
-	NfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemMountpoint NfsClientMountOperationExecuteTimeMetricAttributeKey = "system.filesystem.mountpoint"
-	NfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemType       NfsClientMountOperationExecuteTimeMetricAttributeKey = "system.filesystem.type"
-	NfsClientMountOperationExecuteTimeMetricAttributeKeyNfsOperationClass          NfsClientMountOperationExecuteTimeMetricAttributeKey = "nfs.operation.class"
-)
-
-// NfsClientMountOperationExecuteTimeMetricConfig provides config for the nfs.client.mount.operation.execute_time metric.
-type NfsClientMountOperationExecuteTimeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []NfsClientMountOperationExecuteTimeMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *NfsClientMountOperationExecuteTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *NfsClientMountOperationExecuteTimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case NfsClientMountOperationExecuteTimeMetricAttributeKeySystemDevice, NfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemType, NfsClientMountOperationExecuteTimeMetricAttributeKeyNfsOperationClass:
-		default:
-			return fmt.Errorf("metric nfs.client.mount.operation.execute_time doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.class]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// NfsClientMountOperationQueueTimeMetricAttributeKey specifies the key of an attribute for the nfs.client.mount.operation.queue_time metric.
-type NfsClientMountOperationQueueTimeMetricAttributeKey string
-
-const (
-	NfsClientMountOperationQueueTimeMetricAttributeKeySystemDevice               NfsClientMountOperationQueueTimeMetricAttributeKey = "system.device"
-	NfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemMountpoint NfsClientMountOperationQueueTimeMetricAttributeKey = "system.filesystem.mountpoint"
-	NfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemType       NfsClientMountOperationQueueTimeMetricAttributeKey = "system.filesystem.type"
-	NfsClientMountOperationQueueTimeMetricAttributeKeyNfsOperationClass          NfsClientMountOperationQueueTimeMetricAttributeKey = "nfs.operation.class"
-)
-
-// NfsClientMountOperationQueueTimeMetricConfig provides config for the nfs.client.mount.operation.queue_time metric.
-type NfsClientMountOperationQueueTimeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []NfsClientMountOperationQueueTimeMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *NfsClientMountOperationQueueTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *NfsClientMountOperationQueueTimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case NfsClientMountOperationQueueTimeMetricAttributeKeySystemDevice, NfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemType, NfsClientMountOperationQueueTimeMetricAttributeKeyNfsOperationClass:
-		default:
-			return fmt.Errorf("metric nfs.client.mount.operation.queue_time doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.class]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// NfsClientMountOperationRoundTripTimeMetricAttributeKey specifies the key of an attribute for the nfs.client.mount.operation.round_trip_time metric.
-type NfsClientMountOperationRoundTripTimeMetricAttributeKey string
-
-const (
-	NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemDevice               NfsClientMountOperationRoundTripTimeMetricAttributeKey = "system.device"
-	NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint NfsClientMountOperationRoundTripTimeMetricAttributeKey = "system.filesystem.mountpoint"
-	NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemType       NfsClientMountOperationRoundTripTimeMetricAttributeKey = "system.filesystem.type"
-	NfsClientMountOperationRoundTripTimeMetricAttributeKeyNfsOperationClass          NfsClientMountOperationRoundTripTimeMetricAttributeKey = "nfs.operation.class"
-)
-
-// NfsClientMountOperationRoundTripTimeMetricConfig provides config for the nfs.client.mount.operation.round_trip_time metric.
-type NfsClientMountOperationRoundTripTimeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []NfsClientMountOperationRoundTripTimeMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *NfsClientMountOperationRoundTripTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *NfsClientMountOperationRoundTripTimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemDevice, NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemType, NfsClientMountOperationRoundTripTimeMetricAttributeKeyNfsOperationClass:
-		default:
-			return fmt.Errorf("metric nfs.client.mount.operation.round_trip_time doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.class]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// NfsClientMountProcedureCountMetricAttributeKey specifies the key of an attribute for the nfs.client.mount.procedure.count metric.
-type NfsClientMountProcedureCountMetricAttributeKey string
-
-const (
-	NfsClientMountProcedureCountMetricAttributeKeySystemDevice               NfsClientMountProcedureCountMetricAttributeKey = "system.device"
-	NfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint NfsClientMountProcedureCountMetricAttributeKey = "system.filesystem.mountpoint"
-	NfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType       NfsClientMountProcedureCountMetricAttributeKey = "system.filesystem.type"
-	NfsClientMountProcedureCountMetricAttributeKeyNfsOperationName           NfsClientMountProcedureCountMetricAttributeKey = "nfs.operation.name"
-)
-
-// NfsClientMountProcedureCountMetricConfig provides config for the nfs.client.mount.procedure.count metric.
-type NfsClientMountProcedureCountMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []NfsClientMountProcedureCountMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *NfsClientMountProcedureCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *NfsClientMountProcedureCountMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case NfsClientMountProcedureCountMetricAttributeKeySystemDevice, NfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType, NfsClientMountProcedureCountMetricAttributeKeyNfsOperationName:
-		default:
-			return fmt.Errorf("metric nfs.client.mount.procedure.count doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.name]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// NfsClientMountProcedureRoundTripTimeMetricAttributeKey specifies the key of an attribute for the nfs.client.mount.procedure.round_trip_time metric.
-type NfsClientMountProcedureRoundTripTimeMetricAttributeKey string
-
-const (
-	NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice               NfsClientMountProcedureRoundTripTimeMetricAttributeKey = "system.device"
-	NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint NfsClientMountProcedureRoundTripTimeMetricAttributeKey = "system.filesystem.mountpoint"
-	NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType       NfsClientMountProcedureRoundTripTimeMetricAttributeKey = "system.filesystem.type"
-	NfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName           NfsClientMountProcedureRoundTripTimeMetricAttributeKey = "nfs.operation.name"
-)
-
-// NfsClientMountProcedureRoundTripTimeMetricConfig provides config for the nfs.client.mount.procedure.round_trip_time metric.
-type NfsClientMountProcedureRoundTripTimeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []NfsClientMountProcedureRoundTripTimeMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *NfsClientMountProcedureRoundTripTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *NfsClientMountProcedureRoundTripTimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice, NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType, NfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName:
-		default:
-			return fmt.Errorf("metric nfs.client.mount.procedure.round_trip_time doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.name]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// NfsClientMountRPCBacklogMetricAttributeKey specifies the key of an attribute for the nfs.client.mount.rpc.backlog metric.
-type NfsClientMountRPCBacklogMetricAttributeKey string
-
-const (
-	NfsClientMountRPCBacklogMetricAttributeKeySystemDevice               NfsClientMountRPCBacklogMetricAttributeKey = "system.device"
-	NfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemMountpoint NfsClientMountRPCBacklogMetricAttributeKey = "system.filesystem.mountpoint"
-	NfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemType       NfsClientMountRPCBacklogMetricAttributeKey = "system.filesystem.type"
-)
-
-// NfsClientMountRPCBacklogMetricConfig provides config for the nfs.client.mount.rpc.backlog metric.
-type NfsClientMountRPCBacklogMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []NfsClientMountRPCBacklogMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *NfsClientMountRPCBacklogMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *NfsClientMountRPCBacklogMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case NfsClientMountRPCBacklogMetricAttributeKeySystemDevice, NfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemType:
-		default:
-			return fmt.Errorf("metric nfs.client.mount.rpc.backlog doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// NfsClientMountRPCCountMetricAttributeKey specifies the key of an attribute for the nfs.client.mount.rpc.count metric.
-type NfsClientMountRPCCountMetricAttributeKey string
-
-const (
-	NfsClientMountRPCCountMetricAttributeKeySystemDevice               NfsClientMountRPCCountMetricAttributeKey = "system.device"
-	NfsClientMountRPCCountMetricAttributeKeySystemFilesystemMountpoint NfsClientMountRPCCountMetricAttributeKey = "system.filesystem.mountpoint"
-	NfsClientMountRPCCountMetricAttributeKeySystemFilesystemType       NfsClientMountRPCCountMetricAttributeKey = "system.filesystem.type"
-	NfsClientMountRPCCountMetricAttributeKeyNetworkIoDirection         NfsClientMountRPCCountMetricAttributeKey = "network.io.direction"
-)
-
-// NfsClientMountRPCCountMetricConfig provides config for the nfs.client.mount.rpc.count metric.
-type NfsClientMountRPCCountMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []NfsClientMountRPCCountMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *NfsClientMountRPCCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *NfsClientMountRPCCountMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case NfsClientMountRPCCountMetricAttributeKeySystemDevice, NfsClientMountRPCCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountRPCCountMetricAttributeKeySystemFilesystemType, NfsClientMountRPCCountMetricAttributeKeyNetworkIoDirection:
-		default:
-			return fmt.Errorf("metric nfs.client.mount.rpc.count doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, network.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// NfsClientMountRPCMajorTimeoutCountMetricAttributeKey specifies the key of an attribute for the nfs.client.mount.rpc.major_timeout.count metric.
-type NfsClientMountRPCMajorTimeoutCountMetricAttributeKey string
-
-const (
-	NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemDevice               NfsClientMountRPCMajorTimeoutCountMetricAttributeKey = "system.device"
-	NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemMountpoint NfsClientMountRPCMajorTimeoutCountMetricAttributeKey = "system.filesystem.mountpoint"
-	NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemType       NfsClientMountRPCMajorTimeoutCountMetricAttributeKey = "system.filesystem.type"
-)
-
-// NfsClientMountRPCMajorTimeoutCountMetricConfig provides config for the nfs.client.mount.rpc.major_timeout.count metric.
-type NfsClientMountRPCMajorTimeoutCountMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []NfsClientMountRPCMajorTimeoutCountMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *NfsClientMountRPCMajorTimeoutCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *NfsClientMountRPCMajorTimeoutCountMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemDevice, NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemType:
-		default:
-			return fmt.Errorf("metric nfs.client.mount.rpc.major_timeout.count doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// NfsClientMountRPCRetransmitCountMetricAttributeKey specifies the key of an attribute for the nfs.client.mount.rpc.retransmit.count metric.
-type NfsClientMountRPCRetransmitCountMetricAttributeKey string
-
-const (
-	NfsClientMountRPCRetransmitCountMetricAttributeKeySystemDevice               NfsClientMountRPCRetransmitCountMetricAttributeKey = "system.device"
-	NfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemMountpoint NfsClientMountRPCRetransmitCountMetricAttributeKey = "system.filesystem.mountpoint"
-	NfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemType       NfsClientMountRPCRetransmitCountMetricAttributeKey = "system.filesystem.type"
-)
-
-// NfsClientMountRPCRetransmitCountMetricConfig provides config for the nfs.client.mount.rpc.retransmit.count metric.
-type NfsClientMountRPCRetransmitCountMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []NfsClientMountRPCRetransmitCountMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *NfsClientMountRPCRetransmitCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *NfsClientMountRPCRetransmitCountMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case NfsClientMountRPCRetransmitCountMetricAttributeKeySystemDevice, NfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemType:
-		default:
-			return fmt.Errorf("metric nfs.client.mount.rpc.retransmit.count doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// NfsClientMountTransportConnectCountMetricAttributeKey specifies the key of an attribute for the nfs.client.mount.transport.connect.count metric.
-type NfsClientMountTransportConnectCountMetricAttributeKey string
-
-const (
-	NfsClientMountTransportConnectCountMetricAttributeKeySystemDevice               NfsClientMountTransportConnectCountMetricAttributeKey = "system.device"
-	NfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemMountpoint NfsClientMountTransportConnectCountMetricAttributeKey = "system.filesystem.mountpoint"
-	NfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemType       NfsClientMountTransportConnectCountMetricAttributeKey = "system.filesystem.type"
-)
-
-// NfsClientMountTransportConnectCountMetricConfig provides config for the nfs.client.mount.transport.connect.count metric.
-type NfsClientMountTransportConnectCountMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                  `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []NfsClientMountTransportConnectCountMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *NfsClientMountTransportConnectCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *NfsClientMountTransportConnectCountMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case NfsClientMountTransportConnectCountMetricAttributeKeySystemDevice, NfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemType:
-		default:
-			return fmt.Errorf("metric nfs.client.mount.transport.connect.count doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemClientStateMetricAttributeKey specifies the key of an attribute for the system.filesystem.client.state metric.
-type SystemFilesystemClientStateMetricAttributeKey string
-
-const (
-	SystemFilesystemClientStateMetricAttributeKeySystemDevice               SystemFilesystemClientStateMetricAttributeKey = "system.device"
-	SystemFilesystemClientStateMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemClientStateMetricAttributeKey = "system.filesystem.mountpoint"
-	SystemFilesystemClientStateMetricAttributeKeySystemFilesystemType       SystemFilesystemClientStateMetricAttributeKey = "system.filesystem.type"
-	SystemFilesystemClientStateMetricAttributeKeyClientState                SystemFilesystemClientStateMetricAttributeKey = "state"
-)
-
-// SystemFilesystemClientStateMetricConfig provides config for the system.filesystem.client.state metric.
-type SystemFilesystemClientStateMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemClientStateMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *SystemFilesystemClientStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemClientStateMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemClientStateMetricAttributeKeySystemDevice, SystemFilesystemClientStateMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemClientStateMetricAttributeKeySystemFilesystemType, SystemFilesystemClientStateMetricAttributeKeyClientState:
-		default:
-			return fmt.Errorf("metric system.filesystem.client.state doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, state]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // MetricsConfig provides config for netfs metrics.
 type MetricsConfig struct {
-	FuseConnectionConnected              FuseConnectionConnectedMetricConfig              `mapstructure:"fuse.connection.connected"`
-	FuseConnectionWaiting                FuseConnectionWaitingMetricConfig                `mapstructure:"fuse.connection.waiting"`
-	NfsClientMountIo                     NfsClientMountIoMetricConfig                     `mapstructure:"nfs.client.mount.io"`
-	NfsClientMountOperationCount         NfsClientMountOperationCountMetricConfig         `mapstructure:"nfs.client.mount.operation.count"`
-	NfsClientMountOperationExecuteTime   NfsClientMountOperationExecuteTimeMetricConfig   `mapstructure:"nfs.client.mount.operation.execute_time"`
-	NfsClientMountOperationQueueTime     NfsClientMountOperationQueueTimeMetricConfig     `mapstructure:"nfs.client.mount.operation.queue_time"`
-	NfsClientMountOperationRoundTripTime NfsClientMountOperationRoundTripTimeMetricConfig `mapstructure:"nfs.client.mount.operation.round_trip_time"`
-	NfsClientMountProcedureCount         NfsClientMountProcedureCountMetricConfig         `mapstructure:"nfs.client.mount.procedure.count"`
-	NfsClientMountProcedureRoundTripTime NfsClientMountProcedureRoundTripTimeMetricConfig `mapstructure:"nfs.client.mount.procedure.round_trip_time"`
-	NfsClientMountRPCBacklog             NfsClientMountRPCBacklogMetricConfig             `mapstructure:"nfs.client.mount.rpc.backlog"`
-	NfsClientMountRPCCount               NfsClientMountRPCCountMetricConfig               `mapstructure:"nfs.client.mount.rpc.count"`
-	NfsClientMountRPCMajorTimeoutCount   NfsClientMountRPCMajorTimeoutCountMetricConfig   `mapstructure:"nfs.client.mount.rpc.major_timeout.count"`
-	NfsClientMountRPCRetransmitCount     NfsClientMountRPCRetransmitCountMetricConfig     `mapstructure:"nfs.client.mount.rpc.retransmit.count"`
-	NfsClientMountTransportConnectCount  NfsClientMountTransportConnectCountMetricConfig  `mapstructure:"nfs.client.mount.transport.connect.count"`
-	SystemFilesystemClientState          SystemFilesystemClientStateMetricConfig          `mapstructure:"system.filesystem.client.state"`
+	DiskHealthFilesystemClientState                DiskHealthFilesystemClientStateMetricConfig                `mapstructure:"disk_health.filesystem.client.state"`
+	DiskHealthNfsClientMountIo                     DiskHealthNfsClientMountIoMetricConfig                     `mapstructure:"disk_health.nfs.client.mount.io"`
+	DiskHealthNfsClientMountOperationCount         DiskHealthNfsClientMountOperationCountMetricConfig         `mapstructure:"disk_health.nfs.client.mount.operation.count"`
+	DiskHealthNfsClientMountOperationExecuteTime   DiskHealthNfsClientMountOperationExecuteTimeMetricConfig   `mapstructure:"disk_health.nfs.client.mount.operation.execute_time"`
+	DiskHealthNfsClientMountOperationQueueTime     DiskHealthNfsClientMountOperationQueueTimeMetricConfig     `mapstructure:"disk_health.nfs.client.mount.operation.queue_time"`
+	DiskHealthNfsClientMountOperationRoundTripTime DiskHealthNfsClientMountOperationRoundTripTimeMetricConfig `mapstructure:"disk_health.nfs.client.mount.operation.round_trip_time"`
+	DiskHealthNfsClientMountProcedureCount         DiskHealthNfsClientMountProcedureCountMetricConfig         `mapstructure:"disk_health.nfs.client.mount.procedure.count"`
+	DiskHealthNfsClientMountProcedureRoundTripTime DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig `mapstructure:"disk_health.nfs.client.mount.procedure.round_trip_time"`
+	DiskHealthNfsClientMountRPCBacklog             DiskHealthNfsClientMountRPCBacklogMetricConfig             `mapstructure:"disk_health.nfs.client.mount.rpc.backlog"`
+	DiskHealthNfsClientMountRPCCount               DiskHealthNfsClientMountRPCCountMetricConfig               `mapstructure:"disk_health.nfs.client.mount.rpc.count"`
+	DiskHealthNfsClientMountRPCMajorTimeoutCount   DiskHealthNfsClientMountRPCMajorTimeoutCountMetricConfig   `mapstructure:"disk_health.nfs.client.mount.rpc.major_timeout.count"`
+	DiskHealthNfsClientMountRPCRetransmitCount     DiskHealthNfsClientMountRPCRetransmitCountMetricConfig     `mapstructure:"disk_health.nfs.client.mount.rpc.retransmit.count"`
+	DiskHealthNfsClientMountTransportConnectCount  DiskHealthNfsClientMountTransportConnectCountMetricConfig  `mapstructure:"disk_health.nfs.client.mount.transport.connect.count"`
+	FuseConnectionConnected                        FuseConnectionConnectedMetricConfig                        `mapstructure:"fuse.connection.connected"`
+	FuseConnectionWaiting                          FuseConnectionWaitingMetricConfig                          `mapstructure:"fuse.connection.waiting"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		DiskHealthFilesystemClientState: DiskHealthFilesystemClientStateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthFilesystemClientStateMetricAttributeKey{DiskHealthFilesystemClientStateMetricAttributeKeySystemDevice, DiskHealthFilesystemClientStateMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemClientStateMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemClientStateMetricAttributeKeyClientState},
+		},
+		DiskHealthNfsClientMountIo: DiskHealthNfsClientMountIoMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthNfsClientMountIoMetricAttributeKey{DiskHealthNfsClientMountIoMetricAttributeKeySystemDevice, DiskHealthNfsClientMountIoMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountIoMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountIoMetricAttributeKeyNetworkIoDirection},
+		},
+		DiskHealthNfsClientMountOperationCount: DiskHealthNfsClientMountOperationCountMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthNfsClientMountOperationCountMetricAttributeKey{DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountOperationCountMetricAttributeKeyDiskHealthNfsOperationClass},
+		},
+		DiskHealthNfsClientMountOperationExecuteTime: DiskHealthNfsClientMountOperationExecuteTimeMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKey{DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeyDiskHealthNfsOperationClass},
+		},
+		DiskHealthNfsClientMountOperationQueueTime: DiskHealthNfsClientMountOperationQueueTimeMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKey{DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeyDiskHealthNfsOperationClass},
+		},
+		DiskHealthNfsClientMountOperationRoundTripTime: DiskHealthNfsClientMountOperationRoundTripTimeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKey{DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeyDiskHealthNfsOperationClass},
+		},
+		DiskHealthNfsClientMountProcedureCount: DiskHealthNfsClientMountProcedureCountMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthNfsClientMountProcedureCountMetricAttributeKey{DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyNfsOperationName},
+		},
+		DiskHealthNfsClientMountProcedureRoundTripTime: DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey{DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName},
+		},
+		DiskHealthNfsClientMountRPCBacklog: DiskHealthNfsClientMountRPCBacklogMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthNfsClientMountRPCBacklogMetricAttributeKey{DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemDevice, DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemType},
+		},
+		DiskHealthNfsClientMountRPCCount: DiskHealthNfsClientMountRPCCountMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthNfsClientMountRPCCountMetricAttributeKey{DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountRPCCountMetricAttributeKeyNetworkIoDirection},
+		},
+		DiskHealthNfsClientMountRPCMajorTimeoutCount: DiskHealthNfsClientMountRPCMajorTimeoutCountMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKey{DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemType},
+		},
+		DiskHealthNfsClientMountRPCRetransmitCount: DiskHealthNfsClientMountRPCRetransmitCountMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKey{DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemType},
+		},
+		DiskHealthNfsClientMountTransportConnectCount: DiskHealthNfsClientMountTransportConnectCountMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthNfsClientMountTransportConnectCountMetricAttributeKey{DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemType},
+		},
 		FuseConnectionConnected: FuseConnectionConnectedMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
@@ -797,71 +862,6 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []FuseConnectionWaitingMetricAttributeKey{FuseConnectionWaitingMetricAttributeKeySystemDevice, FuseConnectionWaitingMetricAttributeKeySystemFilesystemMountpoint, FuseConnectionWaitingMetricAttributeKeySystemFilesystemType},
-		},
-		NfsClientMountIo: NfsClientMountIoMetricConfig{
-			Enabled:             false,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []NfsClientMountIoMetricAttributeKey{NfsClientMountIoMetricAttributeKeySystemDevice, NfsClientMountIoMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountIoMetricAttributeKeySystemFilesystemType, NfsClientMountIoMetricAttributeKeyNetworkIoDirection},
-		},
-		NfsClientMountOperationCount: NfsClientMountOperationCountMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []NfsClientMountOperationCountMetricAttributeKey{NfsClientMountOperationCountMetricAttributeKeySystemDevice, NfsClientMountOperationCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountOperationCountMetricAttributeKeySystemFilesystemType, NfsClientMountOperationCountMetricAttributeKeyNfsOperationClass},
-		},
-		NfsClientMountOperationExecuteTime: NfsClientMountOperationExecuteTimeMetricConfig{
-			Enabled:             false,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []NfsClientMountOperationExecuteTimeMetricAttributeKey{NfsClientMountOperationExecuteTimeMetricAttributeKeySystemDevice, NfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemType, NfsClientMountOperationExecuteTimeMetricAttributeKeyNfsOperationClass},
-		},
-		NfsClientMountOperationQueueTime: NfsClientMountOperationQueueTimeMetricConfig{
-			Enabled:             false,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []NfsClientMountOperationQueueTimeMetricAttributeKey{NfsClientMountOperationQueueTimeMetricAttributeKeySystemDevice, NfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemType, NfsClientMountOperationQueueTimeMetricAttributeKeyNfsOperationClass},
-		},
-		NfsClientMountOperationRoundTripTime: NfsClientMountOperationRoundTripTimeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []NfsClientMountOperationRoundTripTimeMetricAttributeKey{NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemDevice, NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemType, NfsClientMountOperationRoundTripTimeMetricAttributeKeyNfsOperationClass},
-		},
-		NfsClientMountProcedureCount: NfsClientMountProcedureCountMetricConfig{
-			Enabled:             false,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []NfsClientMountProcedureCountMetricAttributeKey{NfsClientMountProcedureCountMetricAttributeKeySystemDevice, NfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType, NfsClientMountProcedureCountMetricAttributeKeyNfsOperationName},
-		},
-		NfsClientMountProcedureRoundTripTime: NfsClientMountProcedureRoundTripTimeMetricConfig{
-			Enabled:             false,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []NfsClientMountProcedureRoundTripTimeMetricAttributeKey{NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice, NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType, NfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName},
-		},
-		NfsClientMountRPCBacklog: NfsClientMountRPCBacklogMetricConfig{
-			Enabled:             false,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []NfsClientMountRPCBacklogMetricAttributeKey{NfsClientMountRPCBacklogMetricAttributeKeySystemDevice, NfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemType},
-		},
-		NfsClientMountRPCCount: NfsClientMountRPCCountMetricConfig{
-			Enabled:             false,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []NfsClientMountRPCCountMetricAttributeKey{NfsClientMountRPCCountMetricAttributeKeySystemDevice, NfsClientMountRPCCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountRPCCountMetricAttributeKeySystemFilesystemType, NfsClientMountRPCCountMetricAttributeKeyNetworkIoDirection},
-		},
-		NfsClientMountRPCMajorTimeoutCount: NfsClientMountRPCMajorTimeoutCountMetricConfig{
-			Enabled:             false,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []NfsClientMountRPCMajorTimeoutCountMetricAttributeKey{NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemDevice, NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemType},
-		},
-		NfsClientMountRPCRetransmitCount: NfsClientMountRPCRetransmitCountMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []NfsClientMountRPCRetransmitCountMetricAttributeKey{NfsClientMountRPCRetransmitCountMetricAttributeKeySystemDevice, NfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemType},
-		},
-		NfsClientMountTransportConnectCount: NfsClientMountTransportConnectCountMetricConfig{
-			Enabled:             false,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []NfsClientMountTransportConnectCountMetricAttributeKey{NfsClientMountTransportConnectCountMetricAttributeKeySystemDevice, NfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemType},
-		},
-		SystemFilesystemClientState: SystemFilesystemClientStateMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemClientStateMetricAttributeKey{SystemFilesystemClientStateMetricAttributeKeySystemDevice, SystemFilesystemClientStateMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemClientStateMetricAttributeKeySystemFilesystemType, SystemFilesystemClientStateMetricAttributeKeyClientState},
 		},
 	}
 }

@@ -26,6 +26,71 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					DiskHealthFilesystemClientState: DiskHealthFilesystemClientStateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthFilesystemClientStateMetricAttributeKey{DiskHealthFilesystemClientStateMetricAttributeKeySystemDevice, DiskHealthFilesystemClientStateMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemClientStateMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemClientStateMetricAttributeKeyClientState},
+					},
+					DiskHealthNfsClientMountIo: DiskHealthNfsClientMountIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNfsClientMountIoMetricAttributeKey{DiskHealthNfsClientMountIoMetricAttributeKeySystemDevice, DiskHealthNfsClientMountIoMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountIoMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountIoMetricAttributeKeyNetworkIoDirection},
+					},
+					DiskHealthNfsClientMountOperationCount: DiskHealthNfsClientMountOperationCountMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNfsClientMountOperationCountMetricAttributeKey{DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountOperationCountMetricAttributeKeyDiskHealthNfsOperationClass},
+					},
+					DiskHealthNfsClientMountOperationExecuteTime: DiskHealthNfsClientMountOperationExecuteTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKey{DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeyDiskHealthNfsOperationClass},
+					},
+					DiskHealthNfsClientMountOperationQueueTime: DiskHealthNfsClientMountOperationQueueTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKey{DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeyDiskHealthNfsOperationClass},
+					},
+					DiskHealthNfsClientMountOperationRoundTripTime: DiskHealthNfsClientMountOperationRoundTripTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKey{DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeyDiskHealthNfsOperationClass},
+					},
+					DiskHealthNfsClientMountProcedureCount: DiskHealthNfsClientMountProcedureCountMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNfsClientMountProcedureCountMetricAttributeKey{DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyNfsOperationName},
+					},
+					DiskHealthNfsClientMountProcedureRoundTripTime: DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey{DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName},
+					},
+					DiskHealthNfsClientMountRPCBacklog: DiskHealthNfsClientMountRPCBacklogMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthNfsClientMountRPCBacklogMetricAttributeKey{DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemDevice, DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemType},
+					},
+					DiskHealthNfsClientMountRPCCount: DiskHealthNfsClientMountRPCCountMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNfsClientMountRPCCountMetricAttributeKey{DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountRPCCountMetricAttributeKeyNetworkIoDirection},
+					},
+					DiskHealthNfsClientMountRPCMajorTimeoutCount: DiskHealthNfsClientMountRPCMajorTimeoutCountMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKey{DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemType},
+					},
+					DiskHealthNfsClientMountRPCRetransmitCount: DiskHealthNfsClientMountRPCRetransmitCountMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKey{DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemType},
+					},
+					DiskHealthNfsClientMountTransportConnectCount: DiskHealthNfsClientMountTransportConnectCountMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNfsClientMountTransportConnectCountMetricAttributeKey{DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemType},
+					},
 					FuseConnectionConnected: FuseConnectionConnectedMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -35,71 +100,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []FuseConnectionWaitingMetricAttributeKey{FuseConnectionWaitingMetricAttributeKeySystemDevice, FuseConnectionWaitingMetricAttributeKeySystemFilesystemMountpoint, FuseConnectionWaitingMetricAttributeKeySystemFilesystemType},
-					},
-					NfsClientMountIo: NfsClientMountIoMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NfsClientMountIoMetricAttributeKey{NfsClientMountIoMetricAttributeKeySystemDevice, NfsClientMountIoMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountIoMetricAttributeKeySystemFilesystemType, NfsClientMountIoMetricAttributeKeyNetworkIoDirection},
-					},
-					NfsClientMountOperationCount: NfsClientMountOperationCountMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NfsClientMountOperationCountMetricAttributeKey{NfsClientMountOperationCountMetricAttributeKeySystemDevice, NfsClientMountOperationCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountOperationCountMetricAttributeKeySystemFilesystemType, NfsClientMountOperationCountMetricAttributeKeyNfsOperationClass},
-					},
-					NfsClientMountOperationExecuteTime: NfsClientMountOperationExecuteTimeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []NfsClientMountOperationExecuteTimeMetricAttributeKey{NfsClientMountOperationExecuteTimeMetricAttributeKeySystemDevice, NfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemType, NfsClientMountOperationExecuteTimeMetricAttributeKeyNfsOperationClass},
-					},
-					NfsClientMountOperationQueueTime: NfsClientMountOperationQueueTimeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []NfsClientMountOperationQueueTimeMetricAttributeKey{NfsClientMountOperationQueueTimeMetricAttributeKeySystemDevice, NfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemType, NfsClientMountOperationQueueTimeMetricAttributeKeyNfsOperationClass},
-					},
-					NfsClientMountOperationRoundTripTime: NfsClientMountOperationRoundTripTimeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []NfsClientMountOperationRoundTripTimeMetricAttributeKey{NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemDevice, NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemType, NfsClientMountOperationRoundTripTimeMetricAttributeKeyNfsOperationClass},
-					},
-					NfsClientMountProcedureCount: NfsClientMountProcedureCountMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NfsClientMountProcedureCountMetricAttributeKey{NfsClientMountProcedureCountMetricAttributeKeySystemDevice, NfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType, NfsClientMountProcedureCountMetricAttributeKeyNfsOperationName},
-					},
-					NfsClientMountProcedureRoundTripTime: NfsClientMountProcedureRoundTripTimeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []NfsClientMountProcedureRoundTripTimeMetricAttributeKey{NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice, NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType, NfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName},
-					},
-					NfsClientMountRPCBacklog: NfsClientMountRPCBacklogMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []NfsClientMountRPCBacklogMetricAttributeKey{NfsClientMountRPCBacklogMetricAttributeKeySystemDevice, NfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemType},
-					},
-					NfsClientMountRPCCount: NfsClientMountRPCCountMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NfsClientMountRPCCountMetricAttributeKey{NfsClientMountRPCCountMetricAttributeKeySystemDevice, NfsClientMountRPCCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountRPCCountMetricAttributeKeySystemFilesystemType, NfsClientMountRPCCountMetricAttributeKeyNetworkIoDirection},
-					},
-					NfsClientMountRPCMajorTimeoutCount: NfsClientMountRPCMajorTimeoutCountMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NfsClientMountRPCMajorTimeoutCountMetricAttributeKey{NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemDevice, NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemType},
-					},
-					NfsClientMountRPCRetransmitCount: NfsClientMountRPCRetransmitCountMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NfsClientMountRPCRetransmitCountMetricAttributeKey{NfsClientMountRPCRetransmitCountMetricAttributeKeySystemDevice, NfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemType},
-					},
-					NfsClientMountTransportConnectCount: NfsClientMountTransportConnectCountMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NfsClientMountTransportConnectCountMetricAttributeKey{NfsClientMountTransportConnectCountMetricAttributeKeySystemDevice, NfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemType},
-					},
-					SystemFilesystemClientState: SystemFilesystemClientStateMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemClientStateMetricAttributeKey{SystemFilesystemClientStateMetricAttributeKeySystemDevice, SystemFilesystemClientStateMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemClientStateMetricAttributeKeySystemFilesystemType, SystemFilesystemClientStateMetricAttributeKeyClientState},
 					},
 				},
 			},
@@ -108,6 +108,71 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					DiskHealthFilesystemClientState: DiskHealthFilesystemClientStateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthFilesystemClientStateMetricAttributeKey{DiskHealthFilesystemClientStateMetricAttributeKeySystemDevice, DiskHealthFilesystemClientStateMetricAttributeKeySystemFilesystemMountpoint, DiskHealthFilesystemClientStateMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemClientStateMetricAttributeKeyClientState},
+					},
+					DiskHealthNfsClientMountIo: DiskHealthNfsClientMountIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNfsClientMountIoMetricAttributeKey{DiskHealthNfsClientMountIoMetricAttributeKeySystemDevice, DiskHealthNfsClientMountIoMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountIoMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountIoMetricAttributeKeyNetworkIoDirection},
+					},
+					DiskHealthNfsClientMountOperationCount: DiskHealthNfsClientMountOperationCountMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNfsClientMountOperationCountMetricAttributeKey{DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountOperationCountMetricAttributeKeyDiskHealthNfsOperationClass},
+					},
+					DiskHealthNfsClientMountOperationExecuteTime: DiskHealthNfsClientMountOperationExecuteTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKey{DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeyDiskHealthNfsOperationClass},
+					},
+					DiskHealthNfsClientMountOperationQueueTime: DiskHealthNfsClientMountOperationQueueTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKey{DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeyDiskHealthNfsOperationClass},
+					},
+					DiskHealthNfsClientMountOperationRoundTripTime: DiskHealthNfsClientMountOperationRoundTripTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKey{DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeyDiskHealthNfsOperationClass},
+					},
+					DiskHealthNfsClientMountProcedureCount: DiskHealthNfsClientMountProcedureCountMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNfsClientMountProcedureCountMetricAttributeKey{DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyNfsOperationName},
+					},
+					DiskHealthNfsClientMountProcedureRoundTripTime: DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey{DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName},
+					},
+					DiskHealthNfsClientMountRPCBacklog: DiskHealthNfsClientMountRPCBacklogMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthNfsClientMountRPCBacklogMetricAttributeKey{DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemDevice, DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemType},
+					},
+					DiskHealthNfsClientMountRPCCount: DiskHealthNfsClientMountRPCCountMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNfsClientMountRPCCountMetricAttributeKey{DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountRPCCountMetricAttributeKeyNetworkIoDirection},
+					},
+					DiskHealthNfsClientMountRPCMajorTimeoutCount: DiskHealthNfsClientMountRPCMajorTimeoutCountMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKey{DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemType},
+					},
+					DiskHealthNfsClientMountRPCRetransmitCount: DiskHealthNfsClientMountRPCRetransmitCountMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKey{DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemType},
+					},
+					DiskHealthNfsClientMountTransportConnectCount: DiskHealthNfsClientMountTransportConnectCountMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNfsClientMountTransportConnectCountMetricAttributeKey{DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemType},
+					},
 					FuseConnectionConnected: FuseConnectionConnectedMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -118,71 +183,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []FuseConnectionWaitingMetricAttributeKey{FuseConnectionWaitingMetricAttributeKeySystemDevice, FuseConnectionWaitingMetricAttributeKeySystemFilesystemMountpoint, FuseConnectionWaitingMetricAttributeKeySystemFilesystemType},
 					},
-					NfsClientMountIo: NfsClientMountIoMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NfsClientMountIoMetricAttributeKey{NfsClientMountIoMetricAttributeKeySystemDevice, NfsClientMountIoMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountIoMetricAttributeKeySystemFilesystemType, NfsClientMountIoMetricAttributeKeyNetworkIoDirection},
-					},
-					NfsClientMountOperationCount: NfsClientMountOperationCountMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NfsClientMountOperationCountMetricAttributeKey{NfsClientMountOperationCountMetricAttributeKeySystemDevice, NfsClientMountOperationCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountOperationCountMetricAttributeKeySystemFilesystemType, NfsClientMountOperationCountMetricAttributeKeyNfsOperationClass},
-					},
-					NfsClientMountOperationExecuteTime: NfsClientMountOperationExecuteTimeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []NfsClientMountOperationExecuteTimeMetricAttributeKey{NfsClientMountOperationExecuteTimeMetricAttributeKeySystemDevice, NfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemType, NfsClientMountOperationExecuteTimeMetricAttributeKeyNfsOperationClass},
-					},
-					NfsClientMountOperationQueueTime: NfsClientMountOperationQueueTimeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []NfsClientMountOperationQueueTimeMetricAttributeKey{NfsClientMountOperationQueueTimeMetricAttributeKeySystemDevice, NfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemType, NfsClientMountOperationQueueTimeMetricAttributeKeyNfsOperationClass},
-					},
-					NfsClientMountOperationRoundTripTime: NfsClientMountOperationRoundTripTimeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []NfsClientMountOperationRoundTripTimeMetricAttributeKey{NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemDevice, NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemType, NfsClientMountOperationRoundTripTimeMetricAttributeKeyNfsOperationClass},
-					},
-					NfsClientMountProcedureCount: NfsClientMountProcedureCountMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NfsClientMountProcedureCountMetricAttributeKey{NfsClientMountProcedureCountMetricAttributeKeySystemDevice, NfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType, NfsClientMountProcedureCountMetricAttributeKeyNfsOperationName},
-					},
-					NfsClientMountProcedureRoundTripTime: NfsClientMountProcedureRoundTripTimeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []NfsClientMountProcedureRoundTripTimeMetricAttributeKey{NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice, NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType, NfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName},
-					},
-					NfsClientMountRPCBacklog: NfsClientMountRPCBacklogMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []NfsClientMountRPCBacklogMetricAttributeKey{NfsClientMountRPCBacklogMetricAttributeKeySystemDevice, NfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemType},
-					},
-					NfsClientMountRPCCount: NfsClientMountRPCCountMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NfsClientMountRPCCountMetricAttributeKey{NfsClientMountRPCCountMetricAttributeKeySystemDevice, NfsClientMountRPCCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountRPCCountMetricAttributeKeySystemFilesystemType, NfsClientMountRPCCountMetricAttributeKeyNetworkIoDirection},
-					},
-					NfsClientMountRPCMajorTimeoutCount: NfsClientMountRPCMajorTimeoutCountMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NfsClientMountRPCMajorTimeoutCountMetricAttributeKey{NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemDevice, NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemType},
-					},
-					NfsClientMountRPCRetransmitCount: NfsClientMountRPCRetransmitCountMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NfsClientMountRPCRetransmitCountMetricAttributeKey{NfsClientMountRPCRetransmitCountMetricAttributeKeySystemDevice, NfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemType},
-					},
-					NfsClientMountTransportConnectCount: NfsClientMountTransportConnectCountMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []NfsClientMountTransportConnectCountMetricAttributeKey{NfsClientMountTransportConnectCountMetricAttributeKeySystemDevice, NfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemMountpoint, NfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemType},
-					},
-					SystemFilesystemClientState: SystemFilesystemClientStateMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemClientStateMetricAttributeKey{SystemFilesystemClientStateMetricAttributeKeySystemDevice, SystemFilesystemClientStateMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemClientStateMetricAttributeKeySystemFilesystemType, SystemFilesystemClientStateMetricAttributeKeyClientState},
-					},
 				},
 			},
 		},
@@ -190,11 +190,167 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(FuseConnectionConnectedMetricConfig{}, FuseConnectionWaitingMetricConfig{}, NfsClientMountIoMetricConfig{}, NfsClientMountOperationCountMetricConfig{}, NfsClientMountOperationExecuteTimeMetricConfig{}, NfsClientMountOperationQueueTimeMetricConfig{}, NfsClientMountOperationRoundTripTimeMetricConfig{}, NfsClientMountProcedureCountMetricConfig{}, NfsClientMountProcedureRoundTripTimeMetricConfig{}, NfsClientMountRPCBacklogMetricConfig{}, NfsClientMountRPCCountMetricConfig{}, NfsClientMountRPCMajorTimeoutCountMetricConfig{}, NfsClientMountRPCRetransmitCountMetricConfig{}, NfsClientMountTransportConnectCountMetricConfig{}, SystemFilesystemClientStateMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthFilesystemClientStateMetricConfig{}, DiskHealthNfsClientMountIoMetricConfig{}, DiskHealthNfsClientMountOperationCountMetricConfig{}, DiskHealthNfsClientMountOperationExecuteTimeMetricConfig{}, DiskHealthNfsClientMountOperationQueueTimeMetricConfig{}, DiskHealthNfsClientMountOperationRoundTripTimeMetricConfig{}, DiskHealthNfsClientMountProcedureCountMetricConfig{}, DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig{}, DiskHealthNfsClientMountRPCBacklogMetricConfig{}, DiskHealthNfsClientMountRPCCountMetricConfig{}, DiskHealthNfsClientMountRPCMajorTimeoutCountMetricConfig{}, DiskHealthNfsClientMountRPCRetransmitCountMetricConfig{}, DiskHealthNfsClientMountTransportConnectCountMetricConfig{}, FuseConnectionConnectedMetricConfig{}, FuseConnectionWaitingMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+func TestDiskHealthFilesystemClientStateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthFilesystemClientState
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthFilesystemClientStateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.filesystem.client.state doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, disk_health.client.state]")
+
+	cfg = DefaultMetricsConfig().DiskHealthFilesystemClientState
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthNfsClientMountIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthNfsClientMountIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthNfsClientMountIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nfs.client.mount.io doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, network.io.direction]")
+
+	cfg = DefaultMetricsConfig().DiskHealthNfsClientMountIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthNfsClientMountOperationCountMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthNfsClientMountOperationCount
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthNfsClientMountOperationCountMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nfs.client.mount.operation.count doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, disk_health.nfs.operation.class]")
+
+	cfg = DefaultMetricsConfig().DiskHealthNfsClientMountOperationCount
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthNfsClientMountOperationExecuteTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthNfsClientMountOperationExecuteTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nfs.client.mount.operation.execute_time doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, disk_health.nfs.operation.class]")
+
+	cfg = DefaultMetricsConfig().DiskHealthNfsClientMountOperationExecuteTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthNfsClientMountOperationQueueTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthNfsClientMountOperationQueueTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nfs.client.mount.operation.queue_time doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, disk_health.nfs.operation.class]")
+
+	cfg = DefaultMetricsConfig().DiskHealthNfsClientMountOperationQueueTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthNfsClientMountOperationRoundTripTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthNfsClientMountOperationRoundTripTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nfs.client.mount.operation.round_trip_time doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, disk_health.nfs.operation.class]")
+
+	cfg = DefaultMetricsConfig().DiskHealthNfsClientMountOperationRoundTripTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthNfsClientMountProcedureCountMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthNfsClientMountProcedureCount
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthNfsClientMountProcedureCountMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nfs.client.mount.procedure.count doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.name]")
+
+	cfg = DefaultMetricsConfig().DiskHealthNfsClientMountProcedureCount
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthNfsClientMountProcedureRoundTripTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthNfsClientMountProcedureRoundTripTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nfs.client.mount.procedure.round_trip_time doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.name]")
+
+	cfg = DefaultMetricsConfig().DiskHealthNfsClientMountProcedureRoundTripTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthNfsClientMountRPCBacklogMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthNfsClientMountRPCBacklog
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthNfsClientMountRPCBacklogMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nfs.client.mount.rpc.backlog doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthNfsClientMountRPCBacklog
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthNfsClientMountRPCCountMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthNfsClientMountRPCCount
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthNfsClientMountRPCCountMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nfs.client.mount.rpc.count doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, network.io.direction]")
+
+	cfg = DefaultMetricsConfig().DiskHealthNfsClientMountRPCCount
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthNfsClientMountRPCMajorTimeoutCountMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthNfsClientMountRPCMajorTimeoutCount
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nfs.client.mount.rpc.major_timeout.count doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthNfsClientMountRPCMajorTimeoutCount
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthNfsClientMountRPCRetransmitCountMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthNfsClientMountRPCRetransmitCount
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nfs.client.mount.rpc.retransmit.count doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthNfsClientMountRPCRetransmitCount
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthNfsClientMountTransportConnectCountMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthNfsClientMountTransportConnectCount
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthNfsClientMountTransportConnectCountMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nfs.client.mount.transport.connect.count doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthNfsClientMountTransportConnectCount
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestFuseConnectionConnectedMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().FuseConnectionConnected
 	require.NoError(t, cfg.Validate())
@@ -215,162 +371,6 @@ func TestFuseConnectionWaitingMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric fuse.connection.waiting doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]")
 
 	cfg = DefaultMetricsConfig().FuseConnectionWaiting
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestNfsClientMountIoMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().NfsClientMountIo
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []NfsClientMountIoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nfs.client.mount.io doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, network.io.direction]")
-
-	cfg = DefaultMetricsConfig().NfsClientMountIo
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestNfsClientMountOperationCountMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().NfsClientMountOperationCount
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []NfsClientMountOperationCountMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nfs.client.mount.operation.count doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.class]")
-
-	cfg = DefaultMetricsConfig().NfsClientMountOperationCount
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestNfsClientMountOperationExecuteTimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().NfsClientMountOperationExecuteTime
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []NfsClientMountOperationExecuteTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nfs.client.mount.operation.execute_time doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.class]")
-
-	cfg = DefaultMetricsConfig().NfsClientMountOperationExecuteTime
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestNfsClientMountOperationQueueTimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().NfsClientMountOperationQueueTime
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []NfsClientMountOperationQueueTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nfs.client.mount.operation.queue_time doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.class]")
-
-	cfg = DefaultMetricsConfig().NfsClientMountOperationQueueTime
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestNfsClientMountOperationRoundTripTimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().NfsClientMountOperationRoundTripTime
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []NfsClientMountOperationRoundTripTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nfs.client.mount.operation.round_trip_time doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.class]")
-
-	cfg = DefaultMetricsConfig().NfsClientMountOperationRoundTripTime
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestNfsClientMountProcedureCountMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().NfsClientMountProcedureCount
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []NfsClientMountProcedureCountMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nfs.client.mount.procedure.count doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.name]")
-
-	cfg = DefaultMetricsConfig().NfsClientMountProcedureCount
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestNfsClientMountProcedureRoundTripTimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().NfsClientMountProcedureRoundTripTime
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []NfsClientMountProcedureRoundTripTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nfs.client.mount.procedure.round_trip_time doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.name]")
-
-	cfg = DefaultMetricsConfig().NfsClientMountProcedureRoundTripTime
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestNfsClientMountRPCBacklogMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().NfsClientMountRPCBacklog
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []NfsClientMountRPCBacklogMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nfs.client.mount.rpc.backlog doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]")
-
-	cfg = DefaultMetricsConfig().NfsClientMountRPCBacklog
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestNfsClientMountRPCCountMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().NfsClientMountRPCCount
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []NfsClientMountRPCCountMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nfs.client.mount.rpc.count doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, network.io.direction]")
-
-	cfg = DefaultMetricsConfig().NfsClientMountRPCCount
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestNfsClientMountRPCMajorTimeoutCountMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().NfsClientMountRPCMajorTimeoutCount
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []NfsClientMountRPCMajorTimeoutCountMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nfs.client.mount.rpc.major_timeout.count doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]")
-
-	cfg = DefaultMetricsConfig().NfsClientMountRPCMajorTimeoutCount
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestNfsClientMountRPCRetransmitCountMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().NfsClientMountRPCRetransmitCount
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []NfsClientMountRPCRetransmitCountMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nfs.client.mount.rpc.retransmit.count doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]")
-
-	cfg = DefaultMetricsConfig().NfsClientMountRPCRetransmitCount
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestNfsClientMountTransportConnectCountMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().NfsClientMountTransportConnectCount
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []NfsClientMountTransportConnectCountMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric nfs.client.mount.transport.connect.count doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]")
-
-	cfg = DefaultMetricsConfig().NfsClientMountTransportConnectCount
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemClientStateMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemClientState
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemClientStateMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.client.state doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, state]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemClientState
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

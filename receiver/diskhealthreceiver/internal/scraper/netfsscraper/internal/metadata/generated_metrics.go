@@ -3,11 +3,11 @@
 package metadata
 
 import (
+	conventions "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/semconv/v1.44.0"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
-	conventions "go.opentelemetry.io/otel/semconv/v1.38.0"
 	"slices"
 	"time"
 )
@@ -53,6 +53,40 @@ var MapAttributeClientState = map[string]AttributeClientState{
 	"stale":        AttributeClientStateStale,
 }
 
+// AttributeDiskHealthNfsOperationClass specifies the value disk_health.nfs.operation.class attribute.
+type AttributeDiskHealthNfsOperationClass int
+
+const (
+	_ AttributeDiskHealthNfsOperationClass = iota
+	AttributeDiskHealthNfsOperationClassRead
+	AttributeDiskHealthNfsOperationClassWrite
+	AttributeDiskHealthNfsOperationClassMetadata
+	AttributeDiskHealthNfsOperationClassOther
+)
+
+// String returns the string representation of the AttributeDiskHealthNfsOperationClass.
+func (av AttributeDiskHealthNfsOperationClass) String() string {
+	switch av {
+	case AttributeDiskHealthNfsOperationClassRead:
+		return "read"
+	case AttributeDiskHealthNfsOperationClassWrite:
+		return "write"
+	case AttributeDiskHealthNfsOperationClassMetadata:
+		return "metadata"
+	case AttributeDiskHealthNfsOperationClassOther:
+		return "other"
+	}
+	return ""
+}
+
+// MapAttributeDiskHealthNfsOperationClass is a helper map of string to AttributeDiskHealthNfsOperationClass attribute value.
+var MapAttributeDiskHealthNfsOperationClass = map[string]AttributeDiskHealthNfsOperationClass{
+	"read":     AttributeDiskHealthNfsOperationClassRead,
+	"write":    AttributeDiskHealthNfsOperationClassWrite,
+	"metadata": AttributeDiskHealthNfsOperationClassMetadata,
+	"other":    AttributeDiskHealthNfsOperationClassOther,
+}
+
 // AttributeNetworkIoDirection specifies the value network.io.direction attribute.
 type AttributeNetworkIoDirection int
 
@@ -79,41 +113,59 @@ var MapAttributeNetworkIoDirection = map[string]AttributeNetworkIoDirection{
 	"receive":  AttributeNetworkIoDirectionReceive,
 }
 
-// AttributeNfsOperationClass specifies the value nfs.operation.class attribute.
-type AttributeNfsOperationClass int
-
-const (
-	_ AttributeNfsOperationClass = iota
-	AttributeNfsOperationClassRead
-	AttributeNfsOperationClassWrite
-	AttributeNfsOperationClassMetadata
-	AttributeNfsOperationClassOther
-)
-
-// String returns the string representation of the AttributeNfsOperationClass.
-func (av AttributeNfsOperationClass) String() string {
-	switch av {
-	case AttributeNfsOperationClassRead:
-		return "read"
-	case AttributeNfsOperationClassWrite:
-		return "write"
-	case AttributeNfsOperationClassMetadata:
-		return "metadata"
-	case AttributeNfsOperationClassOther:
-		return "other"
-	}
-	return ""
-}
-
-// MapAttributeNfsOperationClass is a helper map of string to AttributeNfsOperationClass attribute value.
-var MapAttributeNfsOperationClass = map[string]AttributeNfsOperationClass{
-	"read":     AttributeNfsOperationClassRead,
-	"write":    AttributeNfsOperationClassWrite,
-	"metadata": AttributeNfsOperationClassMetadata,
-	"other":    AttributeNfsOperationClassOther,
-}
-
 var MetricsInfo = metricsInfo{
+	DiskHealthFilesystemClientState: metricInfo{
+		Name:       "disk_health.filesystem.client.state",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "client_state"},
+	},
+	DiskHealthNfsClientMountIo: metricInfo{
+		Name:       "disk_health.nfs.client.mount.io",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "network.io.direction"},
+	},
+	DiskHealthNfsClientMountOperationCount: metricInfo{
+		Name:       "disk_health.nfs.client.mount.operation.count",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "disk_health.nfs.operation.class"},
+	},
+	DiskHealthNfsClientMountOperationExecuteTime: metricInfo{
+		Name:       "disk_health.nfs.client.mount.operation.execute_time",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "disk_health.nfs.operation.class"},
+	},
+	DiskHealthNfsClientMountOperationQueueTime: metricInfo{
+		Name:       "disk_health.nfs.client.mount.operation.queue_time",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "disk_health.nfs.operation.class"},
+	},
+	DiskHealthNfsClientMountOperationRoundTripTime: metricInfo{
+		Name:       "disk_health.nfs.client.mount.operation.round_trip_time",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "disk_health.nfs.operation.class"},
+	},
+	DiskHealthNfsClientMountProcedureCount: metricInfo{
+		Name:       "disk_health.nfs.client.mount.procedure.count",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "nfs.operation.name"},
+	},
+	DiskHealthNfsClientMountProcedureRoundTripTime: metricInfo{
+		Name:       "disk_health.nfs.client.mount.procedure.round_trip_time",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "nfs.operation.name"},
+	},
+	DiskHealthNfsClientMountRPCBacklog: metricInfo{
+		Name:       "disk_health.nfs.client.mount.rpc.backlog",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
+	},
+	DiskHealthNfsClientMountRPCCount: metricInfo{
+		Name:       "disk_health.nfs.client.mount.rpc.count",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "network.io.direction"},
+	},
+	DiskHealthNfsClientMountRPCMajorTimeoutCount: metricInfo{
+		Name:       "disk_health.nfs.client.mount.rpc.major_timeout.count",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
+	},
+	DiskHealthNfsClientMountRPCRetransmitCount: metricInfo{
+		Name:       "disk_health.nfs.client.mount.rpc.retransmit.count",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
+	},
+	DiskHealthNfsClientMountTransportConnectCount: metricInfo{
+		Name:       "disk_health.nfs.client.mount.transport.connect.count",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
+	},
 	FuseConnectionConnected: metricInfo{
 		Name:       "fuse.connection.connected",
 		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
@@ -122,81 +174,1307 @@ var MetricsInfo = metricsInfo{
 		Name:       "fuse.connection.waiting",
 		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
-	NfsClientMountIo: metricInfo{
-		Name:       "nfs.client.mount.io",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "network.io.direction"},
-	},
-	NfsClientMountOperationCount: metricInfo{
-		Name:       "nfs.client.mount.operation.count",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "nfs.operation.class"},
-	},
-	NfsClientMountOperationExecuteTime: metricInfo{
-		Name:       "nfs.client.mount.operation.execute_time",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "nfs.operation.class"},
-	},
-	NfsClientMountOperationQueueTime: metricInfo{
-		Name:       "nfs.client.mount.operation.queue_time",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "nfs.operation.class"},
-	},
-	NfsClientMountOperationRoundTripTime: metricInfo{
-		Name:       "nfs.client.mount.operation.round_trip_time",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "nfs.operation.class"},
-	},
-	NfsClientMountProcedureCount: metricInfo{
-		Name:       "nfs.client.mount.procedure.count",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "nfs.operation.name"},
-	},
-	NfsClientMountProcedureRoundTripTime: metricInfo{
-		Name:       "nfs.client.mount.procedure.round_trip_time",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "nfs.operation.name"},
-	},
-	NfsClientMountRPCBacklog: metricInfo{
-		Name:       "nfs.client.mount.rpc.backlog",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
-	},
-	NfsClientMountRPCCount: metricInfo{
-		Name:       "nfs.client.mount.rpc.count",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "network.io.direction"},
-	},
-	NfsClientMountRPCMajorTimeoutCount: metricInfo{
-		Name:       "nfs.client.mount.rpc.major_timeout.count",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
-	},
-	NfsClientMountRPCRetransmitCount: metricInfo{
-		Name:       "nfs.client.mount.rpc.retransmit.count",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
-	},
-	NfsClientMountTransportConnectCount: metricInfo{
-		Name:       "nfs.client.mount.transport.connect.count",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
-	},
-	SystemFilesystemClientState: metricInfo{
-		Name:       "system.filesystem.client.state",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "client_state"},
-	},
 }
 
 type metricsInfo struct {
-	FuseConnectionConnected              metricInfo
-	FuseConnectionWaiting                metricInfo
-	NfsClientMountIo                     metricInfo
-	NfsClientMountOperationCount         metricInfo
-	NfsClientMountOperationExecuteTime   metricInfo
-	NfsClientMountOperationQueueTime     metricInfo
-	NfsClientMountOperationRoundTripTime metricInfo
-	NfsClientMountProcedureCount         metricInfo
-	NfsClientMountProcedureRoundTripTime metricInfo
-	NfsClientMountRPCBacklog             metricInfo
-	NfsClientMountRPCCount               metricInfo
-	NfsClientMountRPCMajorTimeoutCount   metricInfo
-	NfsClientMountRPCRetransmitCount     metricInfo
-	NfsClientMountTransportConnectCount  metricInfo
-	SystemFilesystemClientState          metricInfo
+	DiskHealthFilesystemClientState                metricInfo
+	DiskHealthNfsClientMountIo                     metricInfo
+	DiskHealthNfsClientMountOperationCount         metricInfo
+	DiskHealthNfsClientMountOperationExecuteTime   metricInfo
+	DiskHealthNfsClientMountOperationQueueTime     metricInfo
+	DiskHealthNfsClientMountOperationRoundTripTime metricInfo
+	DiskHealthNfsClientMountProcedureCount         metricInfo
+	DiskHealthNfsClientMountProcedureRoundTripTime metricInfo
+	DiskHealthNfsClientMountRPCBacklog             metricInfo
+	DiskHealthNfsClientMountRPCCount               metricInfo
+	DiskHealthNfsClientMountRPCMajorTimeoutCount   metricInfo
+	DiskHealthNfsClientMountRPCRetransmitCount     metricInfo
+	DiskHealthNfsClientMountTransportConnectCount  metricInfo
+	FuseConnectionConnected                        metricInfo
+	FuseConnectionWaiting                          metricInfo
 }
 
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type metricDiskHealthFilesystemClientState struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        DiskHealthFilesystemClientStateMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.filesystem.client.state metric with initial data.
+func (m *metricDiskHealthFilesystemClientState) init() {
+	m.data.SetName("disk_health.filesystem.client.state")
+	m.data.SetDescription("The mount's client state as a state set: 1 for the current state, 0 for the others. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthFilesystemClientState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, clientStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemClientStateMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemClientStateMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemClientStateMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthFilesystemClientStateMetricAttributeKeyClientState) {
+		dp.Attributes().PutStr("disk_health.client.state", clientStateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemClientState) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemClientState) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemClientState(cfg DiskHealthFilesystemClientStateMetricConfig) metricDiskHealthFilesystemClientState {
+	m := metricDiskHealthFilesystemClientState{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNfsClientMountIo struct {
+	data          pmetric.Metric                         // data buffer for generated metric.
+	config        DiskHealthNfsClientMountIoMetricConfig // metric config provided by user.
+	capacity      int                                    // max observed number of data points added to the metric.
+	aggDataPoints []int64                                // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.nfs.client.mount.io metric with initial data.
+func (m *metricDiskHealthNfsClientMountIo) init() {
+	m.data.SetName("disk_health.nfs.client.mount.io")
+	m.data.SetDescription("Bytes read from (receive) and written to (transmit) the server, the bytes line of mountstats (server read and write bytes). Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthNfsClientMountIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountIoMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountIoMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountIoMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountIoMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNfsClientMountIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNfsClientMountIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNfsClientMountIo(cfg DiskHealthNfsClientMountIoMetricConfig) metricDiskHealthNfsClientMountIo {
+	m := metricDiskHealthNfsClientMountIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNfsClientMountOperationCount struct {
+	data          pmetric.Metric                                     // data buffer for generated metric.
+	config        DiskHealthNfsClientMountOperationCountMetricConfig // metric config provided by user.
+	capacity      int                                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.nfs.client.mount.operation.count metric with initial data.
+func (m *metricDiskHealthNfsClientMountOperationCount) init() {
+	m.data.SetName("disk_health.nfs.client.mount.operation.count")
+	m.data.SetDescription("NFS operations completed on the mount, by class (mountstats per-op ops). Not in semantic conventions (semconv's nfs.client.* are host-wide).")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthNfsClientMountOperationCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthNfsOperationClassAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountOperationCountMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountOperationCountMetricAttributeKeyDiskHealthNfsOperationClass) {
+		dp.Attributes().PutStr("disk_health.nfs.operation.class", diskHealthNfsOperationClassAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNfsClientMountOperationCount) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNfsClientMountOperationCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNfsClientMountOperationCount(cfg DiskHealthNfsClientMountOperationCountMetricConfig) metricDiskHealthNfsClientMountOperationCount {
+	m := metricDiskHealthNfsClientMountOperationCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNfsClientMountOperationExecuteTime struct {
+	data          pmetric.Metric                                           // data buffer for generated metric.
+	config        DiskHealthNfsClientMountOperationExecuteTimeMetricConfig // metric config provided by user.
+	capacity      int                                                      // max observed number of data points added to the metric.
+	aggDataPoints []float64                                                // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.nfs.client.mount.operation.execute_time metric with initial data.
+func (m *metricDiskHealthNfsClientMountOperationExecuteTime) init() {
+	m.data.SetName("disk_health.nfs.client.mount.operation.execute_time")
+	m.data.SetDescription("Mean time from an operation's start to its end (queue and retransmissions included), per class, over the operations completed since the previous scrape (nfsiostat avg exe). Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthNfsClientMountOperationExecuteTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthNfsOperationClassAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountOperationExecuteTimeMetricAttributeKeyDiskHealthNfsOperationClass) {
+		dp.Attributes().PutStr("disk_health.nfs.operation.class", diskHealthNfsOperationClassAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNfsClientMountOperationExecuteTime) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNfsClientMountOperationExecuteTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNfsClientMountOperationExecuteTime(cfg DiskHealthNfsClientMountOperationExecuteTimeMetricConfig) metricDiskHealthNfsClientMountOperationExecuteTime {
+	m := metricDiskHealthNfsClientMountOperationExecuteTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNfsClientMountOperationQueueTime struct {
+	data          pmetric.Metric                                         // data buffer for generated metric.
+	config        DiskHealthNfsClientMountOperationQueueTimeMetricConfig // metric config provided by user.
+	capacity      int                                                    // max observed number of data points added to the metric.
+	aggDataPoints []float64                                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.nfs.client.mount.operation.queue_time metric with initial data.
+func (m *metricDiskHealthNfsClientMountOperationQueueTime) init() {
+	m.data.SetName("disk_health.nfs.client.mount.operation.queue_time")
+	m.data.SetDescription("Mean time an operation waited to be sent, per class, over the operations completed since the previous scrape (nfsiostat avg queue). Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthNfsClientMountOperationQueueTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthNfsOperationClassAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountOperationQueueTimeMetricAttributeKeyDiskHealthNfsOperationClass) {
+		dp.Attributes().PutStr("disk_health.nfs.operation.class", diskHealthNfsOperationClassAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNfsClientMountOperationQueueTime) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNfsClientMountOperationQueueTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNfsClientMountOperationQueueTime(cfg DiskHealthNfsClientMountOperationQueueTimeMetricConfig) metricDiskHealthNfsClientMountOperationQueueTime {
+	m := metricDiskHealthNfsClientMountOperationQueueTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNfsClientMountOperationRoundTripTime struct {
+	data          pmetric.Metric                                             // data buffer for generated metric.
+	config        DiskHealthNfsClientMountOperationRoundTripTimeMetricConfig // metric config provided by user.
+	capacity      int                                                        // max observed number of data points added to the metric.
+	aggDataPoints []float64                                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.nfs.client.mount.operation.round_trip_time metric with initial data.
+func (m *metricDiskHealthNfsClientMountOperationRoundTripTime) init() {
+	m.data.SetName("disk_health.nfs.client.mount.operation.round_trip_time")
+	m.data.SetDescription("Mean round trip (request sent to reply received) of the class's operations completed since the previous scrape, as nfsiostat computes it (Δrtt / Δops); none when none completed. Emitted for read, write and metadata (other's is in the per-operation detail). Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthNfsClientMountOperationRoundTripTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthNfsOperationClassAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountOperationRoundTripTimeMetricAttributeKeyDiskHealthNfsOperationClass) {
+		dp.Attributes().PutStr("disk_health.nfs.operation.class", diskHealthNfsOperationClassAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNfsClientMountOperationRoundTripTime) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNfsClientMountOperationRoundTripTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNfsClientMountOperationRoundTripTime(cfg DiskHealthNfsClientMountOperationRoundTripTimeMetricConfig) metricDiskHealthNfsClientMountOperationRoundTripTime {
+	m := metricDiskHealthNfsClientMountOperationRoundTripTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNfsClientMountProcedureCount struct {
+	data          pmetric.Metric                                     // data buffer for generated metric.
+	config        DiskHealthNfsClientMountProcedureCountMetricConfig // metric config provided by user.
+	capacity      int                                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.nfs.client.mount.procedure.count metric with initial data.
+func (m *metricDiskHealthNfsClientMountProcedureCount) init() {
+	m.data.SetName("disk_health.nfs.client.mount.procedure.count")
+	m.data.SetDescription("Per-operation detail - operations completed, by NFS operation (up to ~60 series per mount). Not in semantic conventions.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthNfsClientMountProcedureCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationNameAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyNfsOperationName) {
+		dp.Attributes().PutStr("nfs.operation.name", nfsOperationNameAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNfsClientMountProcedureCount) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNfsClientMountProcedureCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNfsClientMountProcedureCount(cfg DiskHealthNfsClientMountProcedureCountMetricConfig) metricDiskHealthNfsClientMountProcedureCount {
+	m := metricDiskHealthNfsClientMountProcedureCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNfsClientMountProcedureRoundTripTime struct {
+	data          pmetric.Metric                                             // data buffer for generated metric.
+	config        DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig // metric config provided by user.
+	capacity      int                                                        // max observed number of data points added to the metric.
+	aggDataPoints []float64                                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.nfs.client.mount.procedure.round_trip_time metric with initial data.
+func (m *metricDiskHealthNfsClientMountProcedureRoundTripTime) init() {
+	m.data.SetName("disk_health.nfs.client.mount.procedure.round_trip_time")
+	m.data.SetDescription("Per-operation detail - mean round trip of the operations completed since the previous scrape, by NFS operation. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthNfsClientMountProcedureRoundTripTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationNameAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName) {
+		dp.Attributes().PutStr("nfs.operation.name", nfsOperationNameAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNfsClientMountProcedureRoundTripTime) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNfsClientMountProcedureRoundTripTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNfsClientMountProcedureRoundTripTime(cfg DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig) metricDiskHealthNfsClientMountProcedureRoundTripTime {
+	m := metricDiskHealthNfsClientMountProcedureRoundTripTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNfsClientMountRPCBacklog struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        DiskHealthNfsClientMountRPCBacklogMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []float64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.nfs.client.mount.rpc.backlog metric with initial data.
+func (m *metricDiskHealthNfsClientMountRPCBacklog) init() {
+	m.data.SetName("disk_health.nfs.client.mount.rpc.backlog")
+	m.data.SetDescription("Mean length of the transport's backlog queue at each send since the previous scrape (nfsiostat avg backlog); none when nothing was sent. Not in semantic conventions.")
+	m.data.SetUnit("{request}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthNfsClientMountRPCBacklog) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNfsClientMountRPCBacklog) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNfsClientMountRPCBacklog) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNfsClientMountRPCBacklog(cfg DiskHealthNfsClientMountRPCBacklogMetricConfig) metricDiskHealthNfsClientMountRPCBacklog {
+	m := metricDiskHealthNfsClientMountRPCBacklog{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNfsClientMountRPCCount struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        DiskHealthNfsClientMountRPCCountMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.nfs.client.mount.rpc.count metric with initial data.
+func (m *metricDiskHealthNfsClientMountRPCCount) init() {
+	m.data.SetName("disk_health.nfs.client.mount.rpc.count")
+	m.data.SetDescription("RPC requests sent (retransmissions included) and replies received over the mount's transports (nconnect ones summed). Not in semantic conventions.")
+	m.data.SetUnit("{request}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthNfsClientMountRPCCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, networkIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountRPCCountMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountRPCCountMetricAttributeKeyNetworkIoDirection) {
+		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNfsClientMountRPCCount) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNfsClientMountRPCCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNfsClientMountRPCCount(cfg DiskHealthNfsClientMountRPCCountMetricConfig) metricDiskHealthNfsClientMountRPCCount {
+	m := metricDiskHealthNfsClientMountRPCCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNfsClientMountRPCMajorTimeoutCount struct {
+	data          pmetric.Metric                                           // data buffer for generated metric.
+	config        DiskHealthNfsClientMountRPCMajorTimeoutCountMetricConfig // metric config provided by user.
+	capacity      int                                                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.nfs.client.mount.rpc.major_timeout.count metric with initial data.
+func (m *metricDiskHealthNfsClientMountRPCMajorTimeoutCount) init() {
+	m.data.SetName("disk_health.nfs.client.mount.rpc.major_timeout.count")
+	m.data.SetDescription("Major timeouts of the mount's operations (a request that ran out of retransmissions, when the kernel logs server not responding). Not in semantic conventions.")
+	m.data.SetUnit("{request}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthNfsClientMountRPCMajorTimeoutCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNfsClientMountRPCMajorTimeoutCount) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNfsClientMountRPCMajorTimeoutCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNfsClientMountRPCMajorTimeoutCount(cfg DiskHealthNfsClientMountRPCMajorTimeoutCountMetricConfig) metricDiskHealthNfsClientMountRPCMajorTimeoutCount {
+	m := metricDiskHealthNfsClientMountRPCMajorTimeoutCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNfsClientMountRPCRetransmitCount struct {
+	data          pmetric.Metric                                         // data buffer for generated metric.
+	config        DiskHealthNfsClientMountRPCRetransmitCountMetricConfig // metric config provided by user.
+	capacity      int                                                    // max observed number of data points added to the metric.
+	aggDataPoints []int64                                                // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.nfs.client.mount.rpc.retransmit.count metric with initial data.
+func (m *metricDiskHealthNfsClientMountRPCRetransmitCount) init() {
+	m.data.SetName("disk_health.nfs.client.mount.rpc.retransmit.count")
+	m.data.SetDescription("RPC retransmissions of the mount's operations (transmissions - operations, summed). Not in semantic conventions (semconv's nfs.client.rpc.retransmit.count is host-wide).")
+	m.data.SetUnit("{request}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthNfsClientMountRPCRetransmitCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNfsClientMountRPCRetransmitCount) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNfsClientMountRPCRetransmitCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNfsClientMountRPCRetransmitCount(cfg DiskHealthNfsClientMountRPCRetransmitCountMetricConfig) metricDiskHealthNfsClientMountRPCRetransmitCount {
+	m := metricDiskHealthNfsClientMountRPCRetransmitCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNfsClientMountTransportConnectCount struct {
+	data          pmetric.Metric                                            // data buffer for generated metric.
+	config        DiskHealthNfsClientMountTransportConnectCountMetricConfig // metric config provided by user.
+	capacity      int                                                       // max observed number of data points added to the metric.
+	aggDataPoints []int64                                                   // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.nfs.client.mount.transport.connect.count metric with initial data.
+func (m *metricDiskHealthNfsClientMountTransportConnectCount) init() {
+	m.data.SetName("disk_health.nfs.client.mount.transport.connect.count")
+	m.data.SetDescription("Connections the mount's transports made to the server (a rising count is a flapping connection). Not in semantic conventions.")
+	m.data.SetUnit("{connection}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthNfsClientMountTransportConnectCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNfsClientMountTransportConnectCount) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNfsClientMountTransportConnectCount) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNfsClientMountTransportConnectCount(cfg DiskHealthNfsClientMountTransportConnectCountMetricConfig) metricDiskHealthNfsClientMountTransportConnectCount {
+	m := metricDiskHealthNfsClientMountTransportConnectCount{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricFuseConnectionConnected struct {
@@ -391,1307 +1669,29 @@ func newMetricFuseConnectionWaiting(cfg FuseConnectionWaitingMetricConfig) metri
 	return m
 }
 
-type metricNfsClientMountIo struct {
-	data          pmetric.Metric               // data buffer for generated metric.
-	config        NfsClientMountIoMetricConfig // metric config provided by user.
-	capacity      int                          // max observed number of data points added to the metric.
-	aggDataPoints []int64                      // slice containing number of aggregated datapoints at each index
-}
-
-// init fills nfs.client.mount.io metric with initial data.
-func (m *metricNfsClientMountIo) init() {
-	m.data.SetName("nfs.client.mount.io")
-	m.data.SetDescription("Bytes read from (receive) and written to (transmit) the server, the bytes line of mountstats (server read and write bytes). Not in semantic conventions.")
-	m.data.SetUnit("By")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricNfsClientMountIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, networkIoDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountIoMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountIoMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountIoMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountIoMetricAttributeKeyNetworkIoDirection) {
-		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNfsClientMountIo) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNfsClientMountIo) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricNfsClientMountIo(cfg NfsClientMountIoMetricConfig) metricNfsClientMountIo {
-	m := metricNfsClientMountIo{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricNfsClientMountOperationCount struct {
-	data          pmetric.Metric                           // data buffer for generated metric.
-	config        NfsClientMountOperationCountMetricConfig // metric config provided by user.
-	capacity      int                                      // max observed number of data points added to the metric.
-	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
-}
-
-// init fills nfs.client.mount.operation.count metric with initial data.
-func (m *metricNfsClientMountOperationCount) init() {
-	m.data.SetName("nfs.client.mount.operation.count")
-	m.data.SetDescription("NFS operations completed on the mount, by class (mountstats per-op ops). Not in semantic conventions (semconv's nfs.client.* are host-wide).")
-	m.data.SetUnit("{operation}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricNfsClientMountOperationCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationClassAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountOperationCountMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountOperationCountMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountOperationCountMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountOperationCountMetricAttributeKeyNfsOperationClass) {
-		dp.Attributes().PutStr("nfs.operation.class", nfsOperationClassAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNfsClientMountOperationCount) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNfsClientMountOperationCount) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricNfsClientMountOperationCount(cfg NfsClientMountOperationCountMetricConfig) metricNfsClientMountOperationCount {
-	m := metricNfsClientMountOperationCount{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricNfsClientMountOperationExecuteTime struct {
-	data          pmetric.Metric                                 // data buffer for generated metric.
-	config        NfsClientMountOperationExecuteTimeMetricConfig // metric config provided by user.
-	capacity      int                                            // max observed number of data points added to the metric.
-	aggDataPoints []float64                                      // slice containing number of aggregated datapoints at each index
-}
-
-// init fills nfs.client.mount.operation.execute_time metric with initial data.
-func (m *metricNfsClientMountOperationExecuteTime) init() {
-	m.data.SetName("nfs.client.mount.operation.execute_time")
-	m.data.SetDescription("Mean time from an operation's start to its end (queue and retransmissions included), per class, over the operations completed since the previous scrape (nfsiostat avg exe). Not in semantic conventions.")
-	m.data.SetUnit("s")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricNfsClientMountOperationExecuteTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationClassAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountOperationExecuteTimeMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountOperationExecuteTimeMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountOperationExecuteTimeMetricAttributeKeyNfsOperationClass) {
-		dp.Attributes().PutStr("nfs.operation.class", nfsOperationClassAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNfsClientMountOperationExecuteTime) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNfsClientMountOperationExecuteTime) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricNfsClientMountOperationExecuteTime(cfg NfsClientMountOperationExecuteTimeMetricConfig) metricNfsClientMountOperationExecuteTime {
-	m := metricNfsClientMountOperationExecuteTime{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricNfsClientMountOperationQueueTime struct {
-	data          pmetric.Metric                               // data buffer for generated metric.
-	config        NfsClientMountOperationQueueTimeMetricConfig // metric config provided by user.
-	capacity      int                                          // max observed number of data points added to the metric.
-	aggDataPoints []float64                                    // slice containing number of aggregated datapoints at each index
-}
-
-// init fills nfs.client.mount.operation.queue_time metric with initial data.
-func (m *metricNfsClientMountOperationQueueTime) init() {
-	m.data.SetName("nfs.client.mount.operation.queue_time")
-	m.data.SetDescription("Mean time an operation waited to be sent, per class, over the operations completed since the previous scrape (nfsiostat avg queue). Not in semantic conventions.")
-	m.data.SetUnit("s")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricNfsClientMountOperationQueueTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationClassAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountOperationQueueTimeMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountOperationQueueTimeMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountOperationQueueTimeMetricAttributeKeyNfsOperationClass) {
-		dp.Attributes().PutStr("nfs.operation.class", nfsOperationClassAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNfsClientMountOperationQueueTime) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNfsClientMountOperationQueueTime) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricNfsClientMountOperationQueueTime(cfg NfsClientMountOperationQueueTimeMetricConfig) metricNfsClientMountOperationQueueTime {
-	m := metricNfsClientMountOperationQueueTime{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricNfsClientMountOperationRoundTripTime struct {
-	data          pmetric.Metric                                   // data buffer for generated metric.
-	config        NfsClientMountOperationRoundTripTimeMetricConfig // metric config provided by user.
-	capacity      int                                              // max observed number of data points added to the metric.
-	aggDataPoints []float64                                        // slice containing number of aggregated datapoints at each index
-}
-
-// init fills nfs.client.mount.operation.round_trip_time metric with initial data.
-func (m *metricNfsClientMountOperationRoundTripTime) init() {
-	m.data.SetName("nfs.client.mount.operation.round_trip_time")
-	m.data.SetDescription("Mean round trip (request sent to reply received) of the class's operations completed since the previous scrape, as nfsiostat computes it (Δrtt / Δops); none when none completed. Emitted for read, write and metadata (other's is in the per-operation detail). Not in semantic conventions.")
-	m.data.SetUnit("s")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricNfsClientMountOperationRoundTripTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationClassAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountOperationRoundTripTimeMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountOperationRoundTripTimeMetricAttributeKeyNfsOperationClass) {
-		dp.Attributes().PutStr("nfs.operation.class", nfsOperationClassAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNfsClientMountOperationRoundTripTime) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNfsClientMountOperationRoundTripTime) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricNfsClientMountOperationRoundTripTime(cfg NfsClientMountOperationRoundTripTimeMetricConfig) metricNfsClientMountOperationRoundTripTime {
-	m := metricNfsClientMountOperationRoundTripTime{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricNfsClientMountProcedureCount struct {
-	data          pmetric.Metric                           // data buffer for generated metric.
-	config        NfsClientMountProcedureCountMetricConfig // metric config provided by user.
-	capacity      int                                      // max observed number of data points added to the metric.
-	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
-}
-
-// init fills nfs.client.mount.procedure.count metric with initial data.
-func (m *metricNfsClientMountProcedureCount) init() {
-	m.data.SetName("nfs.client.mount.procedure.count")
-	m.data.SetDescription("Per-operation detail - operations completed, by NFS operation (up to ~60 series per mount). Not in semantic conventions.")
-	m.data.SetUnit("{operation}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricNfsClientMountProcedureCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationNameAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountProcedureCountMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountProcedureCountMetricAttributeKeyNfsOperationName) {
-		dp.Attributes().PutStr("nfs.operation.name", nfsOperationNameAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNfsClientMountProcedureCount) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNfsClientMountProcedureCount) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricNfsClientMountProcedureCount(cfg NfsClientMountProcedureCountMetricConfig) metricNfsClientMountProcedureCount {
-	m := metricNfsClientMountProcedureCount{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricNfsClientMountProcedureRoundTripTime struct {
-	data          pmetric.Metric                                   // data buffer for generated metric.
-	config        NfsClientMountProcedureRoundTripTimeMetricConfig // metric config provided by user.
-	capacity      int                                              // max observed number of data points added to the metric.
-	aggDataPoints []float64                                        // slice containing number of aggregated datapoints at each index
-}
-
-// init fills nfs.client.mount.procedure.round_trip_time metric with initial data.
-func (m *metricNfsClientMountProcedureRoundTripTime) init() {
-	m.data.SetName("nfs.client.mount.procedure.round_trip_time")
-	m.data.SetDescription("Per-operation detail - mean round trip of the operations completed since the previous scrape, by NFS operation. Not in semantic conventions.")
-	m.data.SetUnit("s")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricNfsClientMountProcedureRoundTripTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationNameAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName) {
-		dp.Attributes().PutStr("nfs.operation.name", nfsOperationNameAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNfsClientMountProcedureRoundTripTime) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNfsClientMountProcedureRoundTripTime) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricNfsClientMountProcedureRoundTripTime(cfg NfsClientMountProcedureRoundTripTimeMetricConfig) metricNfsClientMountProcedureRoundTripTime {
-	m := metricNfsClientMountProcedureRoundTripTime{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricNfsClientMountRPCBacklog struct {
-	data          pmetric.Metric                       // data buffer for generated metric.
-	config        NfsClientMountRPCBacklogMetricConfig // metric config provided by user.
-	capacity      int                                  // max observed number of data points added to the metric.
-	aggDataPoints []float64                            // slice containing number of aggregated datapoints at each index
-}
-
-// init fills nfs.client.mount.rpc.backlog metric with initial data.
-func (m *metricNfsClientMountRPCBacklog) init() {
-	m.data.SetName("nfs.client.mount.rpc.backlog")
-	m.data.SetDescription("Mean length of the transport's backlog queue at each send since the previous scrape (nfsiostat avg backlog); none when nothing was sent. Not in semantic conventions.")
-	m.data.SetUnit("{request}")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricNfsClientMountRPCBacklog) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountRPCBacklogMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountRPCBacklogMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNfsClientMountRPCBacklog) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNfsClientMountRPCBacklog) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricNfsClientMountRPCBacklog(cfg NfsClientMountRPCBacklogMetricConfig) metricNfsClientMountRPCBacklog {
-	m := metricNfsClientMountRPCBacklog{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricNfsClientMountRPCCount struct {
-	data          pmetric.Metric                     // data buffer for generated metric.
-	config        NfsClientMountRPCCountMetricConfig // metric config provided by user.
-	capacity      int                                // max observed number of data points added to the metric.
-	aggDataPoints []int64                            // slice containing number of aggregated datapoints at each index
-}
-
-// init fills nfs.client.mount.rpc.count metric with initial data.
-func (m *metricNfsClientMountRPCCount) init() {
-	m.data.SetName("nfs.client.mount.rpc.count")
-	m.data.SetDescription("RPC requests sent (retransmissions included) and replies received over the mount's transports (nconnect ones summed). Not in semantic conventions.")
-	m.data.SetUnit("{request}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricNfsClientMountRPCCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, networkIoDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountRPCCountMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountRPCCountMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountRPCCountMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountRPCCountMetricAttributeKeyNetworkIoDirection) {
-		dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNfsClientMountRPCCount) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNfsClientMountRPCCount) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricNfsClientMountRPCCount(cfg NfsClientMountRPCCountMetricConfig) metricNfsClientMountRPCCount {
-	m := metricNfsClientMountRPCCount{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricNfsClientMountRPCMajorTimeoutCount struct {
-	data          pmetric.Metric                                 // data buffer for generated metric.
-	config        NfsClientMountRPCMajorTimeoutCountMetricConfig // metric config provided by user.
-	capacity      int                                            // max observed number of data points added to the metric.
-	aggDataPoints []int64                                        // slice containing number of aggregated datapoints at each index
-}
-
-// init fills nfs.client.mount.rpc.major_timeout.count metric with initial data.
-func (m *metricNfsClientMountRPCMajorTimeoutCount) init() {
-	m.data.SetName("nfs.client.mount.rpc.major_timeout.count")
-	m.data.SetDescription("Major timeouts of the mount's operations (a request that ran out of retransmissions, when the kernel logs server not responding). Not in semantic conventions.")
-	m.data.SetUnit("{request}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricNfsClientMountRPCMajorTimeoutCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountRPCMajorTimeoutCountMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNfsClientMountRPCMajorTimeoutCount) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNfsClientMountRPCMajorTimeoutCount) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricNfsClientMountRPCMajorTimeoutCount(cfg NfsClientMountRPCMajorTimeoutCountMetricConfig) metricNfsClientMountRPCMajorTimeoutCount {
-	m := metricNfsClientMountRPCMajorTimeoutCount{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricNfsClientMountRPCRetransmitCount struct {
-	data          pmetric.Metric                               // data buffer for generated metric.
-	config        NfsClientMountRPCRetransmitCountMetricConfig // metric config provided by user.
-	capacity      int                                          // max observed number of data points added to the metric.
-	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
-}
-
-// init fills nfs.client.mount.rpc.retransmit.count metric with initial data.
-func (m *metricNfsClientMountRPCRetransmitCount) init() {
-	m.data.SetName("nfs.client.mount.rpc.retransmit.count")
-	m.data.SetDescription("RPC retransmissions of the mount's operations (transmissions - operations, summed). Not in semantic conventions (semconv's nfs.client.rpc.retransmit.count is host-wide).")
-	m.data.SetUnit("{request}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricNfsClientMountRPCRetransmitCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountRPCRetransmitCountMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountRPCRetransmitCountMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNfsClientMountRPCRetransmitCount) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNfsClientMountRPCRetransmitCount) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricNfsClientMountRPCRetransmitCount(cfg NfsClientMountRPCRetransmitCountMetricConfig) metricNfsClientMountRPCRetransmitCount {
-	m := metricNfsClientMountRPCRetransmitCount{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricNfsClientMountTransportConnectCount struct {
-	data          pmetric.Metric                                  // data buffer for generated metric.
-	config        NfsClientMountTransportConnectCountMetricConfig // metric config provided by user.
-	capacity      int                                             // max observed number of data points added to the metric.
-	aggDataPoints []int64                                         // slice containing number of aggregated datapoints at each index
-}
-
-// init fills nfs.client.mount.transport.connect.count metric with initial data.
-func (m *metricNfsClientMountTransportConnectCount) init() {
-	m.data.SetName("nfs.client.mount.transport.connect.count")
-	m.data.SetDescription("Connections the mount's transports made to the server (a rising count is a flapping connection). Not in semantic conventions.")
-	m.data.SetUnit("{connection}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricNfsClientMountTransportConnectCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountTransportConnectCountMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, NfsClientMountTransportConnectCountMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricNfsClientMountTransportConnectCount) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricNfsClientMountTransportConnectCount) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricNfsClientMountTransportConnectCount(cfg NfsClientMountTransportConnectCountMetricConfig) metricNfsClientMountTransportConnectCount {
-	m := metricNfsClientMountTransportConnectCount{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemClientState struct {
-	data          pmetric.Metric                          // data buffer for generated metric.
-	config        SystemFilesystemClientStateMetricConfig // metric config provided by user.
-	capacity      int                                     // max observed number of data points added to the metric.
-	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
-}
-
-// init fills system.filesystem.client.state metric with initial data.
-func (m *metricSystemFilesystemClientState) init() {
-	m.data.SetName("system.filesystem.client.state")
-	m.data.SetDescription("The mount's client state as a state set: 1 for the current state, 0 for the others. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricSystemFilesystemClientState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, clientStateAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemClientStateMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemClientStateMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemClientStateMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemClientStateMetricAttributeKeyClientState) {
-		dp.Attributes().PutStr("state", clientStateAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemClientState) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemClientState) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemClientState(cfg SystemFilesystemClientStateMetricConfig) metricSystemFilesystemClientState {
-	m := metricSystemFilesystemClientState{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                                     MetricsBuilderConfig // config of the metrics builder.
-	startTime                                  pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                            int                  // maximum observed number of metrics per resource.
-	metricsBuffer                              pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                                  component.BuildInfo  // contains version information.
-	metricFuseConnectionConnected              metricFuseConnectionConnected
-	metricFuseConnectionWaiting                metricFuseConnectionWaiting
-	metricNfsClientMountIo                     metricNfsClientMountIo
-	metricNfsClientMountOperationCount         metricNfsClientMountOperationCount
-	metricNfsClientMountOperationExecuteTime   metricNfsClientMountOperationExecuteTime
-	metricNfsClientMountOperationQueueTime     metricNfsClientMountOperationQueueTime
-	metricNfsClientMountOperationRoundTripTime metricNfsClientMountOperationRoundTripTime
-	metricNfsClientMountProcedureCount         metricNfsClientMountProcedureCount
-	metricNfsClientMountProcedureRoundTripTime metricNfsClientMountProcedureRoundTripTime
-	metricNfsClientMountRPCBacklog             metricNfsClientMountRPCBacklog
-	metricNfsClientMountRPCCount               metricNfsClientMountRPCCount
-	metricNfsClientMountRPCMajorTimeoutCount   metricNfsClientMountRPCMajorTimeoutCount
-	metricNfsClientMountRPCRetransmitCount     metricNfsClientMountRPCRetransmitCount
-	metricNfsClientMountTransportConnectCount  metricNfsClientMountTransportConnectCount
-	metricSystemFilesystemClientState          metricSystemFilesystemClientState
+	config                                               MetricsBuilderConfig // config of the metrics builder.
+	startTime                                            pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                                      int                  // maximum observed number of metrics per resource.
+	metricsBuffer                                        pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                            component.BuildInfo  // contains version information.
+	metricDiskHealthFilesystemClientState                metricDiskHealthFilesystemClientState
+	metricDiskHealthNfsClientMountIo                     metricDiskHealthNfsClientMountIo
+	metricDiskHealthNfsClientMountOperationCount         metricDiskHealthNfsClientMountOperationCount
+	metricDiskHealthNfsClientMountOperationExecuteTime   metricDiskHealthNfsClientMountOperationExecuteTime
+	metricDiskHealthNfsClientMountOperationQueueTime     metricDiskHealthNfsClientMountOperationQueueTime
+	metricDiskHealthNfsClientMountOperationRoundTripTime metricDiskHealthNfsClientMountOperationRoundTripTime
+	metricDiskHealthNfsClientMountProcedureCount         metricDiskHealthNfsClientMountProcedureCount
+	metricDiskHealthNfsClientMountProcedureRoundTripTime metricDiskHealthNfsClientMountProcedureRoundTripTime
+	metricDiskHealthNfsClientMountRPCBacklog             metricDiskHealthNfsClientMountRPCBacklog
+	metricDiskHealthNfsClientMountRPCCount               metricDiskHealthNfsClientMountRPCCount
+	metricDiskHealthNfsClientMountRPCMajorTimeoutCount   metricDiskHealthNfsClientMountRPCMajorTimeoutCount
+	metricDiskHealthNfsClientMountRPCRetransmitCount     metricDiskHealthNfsClientMountRPCRetransmitCount
+	metricDiskHealthNfsClientMountTransportConnectCount  metricDiskHealthNfsClientMountTransportConnectCount
+	metricFuseConnectionConnected                        metricFuseConnectionConnected
+	metricFuseConnectionWaiting                          metricFuseConnectionWaiting
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -1713,25 +1713,25 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                                     mbc,
-		startTime:                                  pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                              pmetric.NewMetrics(),
-		buildInfo:                                  settings.BuildInfo,
-		metricFuseConnectionConnected:              newMetricFuseConnectionConnected(mbc.Metrics.FuseConnectionConnected),
-		metricFuseConnectionWaiting:                newMetricFuseConnectionWaiting(mbc.Metrics.FuseConnectionWaiting),
-		metricNfsClientMountIo:                     newMetricNfsClientMountIo(mbc.Metrics.NfsClientMountIo),
-		metricNfsClientMountOperationCount:         newMetricNfsClientMountOperationCount(mbc.Metrics.NfsClientMountOperationCount),
-		metricNfsClientMountOperationExecuteTime:   newMetricNfsClientMountOperationExecuteTime(mbc.Metrics.NfsClientMountOperationExecuteTime),
-		metricNfsClientMountOperationQueueTime:     newMetricNfsClientMountOperationQueueTime(mbc.Metrics.NfsClientMountOperationQueueTime),
-		metricNfsClientMountOperationRoundTripTime: newMetricNfsClientMountOperationRoundTripTime(mbc.Metrics.NfsClientMountOperationRoundTripTime),
-		metricNfsClientMountProcedureCount:         newMetricNfsClientMountProcedureCount(mbc.Metrics.NfsClientMountProcedureCount),
-		metricNfsClientMountProcedureRoundTripTime: newMetricNfsClientMountProcedureRoundTripTime(mbc.Metrics.NfsClientMountProcedureRoundTripTime),
-		metricNfsClientMountRPCBacklog:             newMetricNfsClientMountRPCBacklog(mbc.Metrics.NfsClientMountRPCBacklog),
-		metricNfsClientMountRPCCount:               newMetricNfsClientMountRPCCount(mbc.Metrics.NfsClientMountRPCCount),
-		metricNfsClientMountRPCMajorTimeoutCount:   newMetricNfsClientMountRPCMajorTimeoutCount(mbc.Metrics.NfsClientMountRPCMajorTimeoutCount),
-		metricNfsClientMountRPCRetransmitCount:     newMetricNfsClientMountRPCRetransmitCount(mbc.Metrics.NfsClientMountRPCRetransmitCount),
-		metricNfsClientMountTransportConnectCount:  newMetricNfsClientMountTransportConnectCount(mbc.Metrics.NfsClientMountTransportConnectCount),
-		metricSystemFilesystemClientState:          newMetricSystemFilesystemClientState(mbc.Metrics.SystemFilesystemClientState),
+		config:                                mbc,
+		startTime:                             pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                         pmetric.NewMetrics(),
+		buildInfo:                             settings.BuildInfo,
+		metricDiskHealthFilesystemClientState: newMetricDiskHealthFilesystemClientState(mbc.Metrics.DiskHealthFilesystemClientState),
+		metricDiskHealthNfsClientMountIo:      newMetricDiskHealthNfsClientMountIo(mbc.Metrics.DiskHealthNfsClientMountIo),
+		metricDiskHealthNfsClientMountOperationCount:         newMetricDiskHealthNfsClientMountOperationCount(mbc.Metrics.DiskHealthNfsClientMountOperationCount),
+		metricDiskHealthNfsClientMountOperationExecuteTime:   newMetricDiskHealthNfsClientMountOperationExecuteTime(mbc.Metrics.DiskHealthNfsClientMountOperationExecuteTime),
+		metricDiskHealthNfsClientMountOperationQueueTime:     newMetricDiskHealthNfsClientMountOperationQueueTime(mbc.Metrics.DiskHealthNfsClientMountOperationQueueTime),
+		metricDiskHealthNfsClientMountOperationRoundTripTime: newMetricDiskHealthNfsClientMountOperationRoundTripTime(mbc.Metrics.DiskHealthNfsClientMountOperationRoundTripTime),
+		metricDiskHealthNfsClientMountProcedureCount:         newMetricDiskHealthNfsClientMountProcedureCount(mbc.Metrics.DiskHealthNfsClientMountProcedureCount),
+		metricDiskHealthNfsClientMountProcedureRoundTripTime: newMetricDiskHealthNfsClientMountProcedureRoundTripTime(mbc.Metrics.DiskHealthNfsClientMountProcedureRoundTripTime),
+		metricDiskHealthNfsClientMountRPCBacklog:             newMetricDiskHealthNfsClientMountRPCBacklog(mbc.Metrics.DiskHealthNfsClientMountRPCBacklog),
+		metricDiskHealthNfsClientMountRPCCount:               newMetricDiskHealthNfsClientMountRPCCount(mbc.Metrics.DiskHealthNfsClientMountRPCCount),
+		metricDiskHealthNfsClientMountRPCMajorTimeoutCount:   newMetricDiskHealthNfsClientMountRPCMajorTimeoutCount(mbc.Metrics.DiskHealthNfsClientMountRPCMajorTimeoutCount),
+		metricDiskHealthNfsClientMountRPCRetransmitCount:     newMetricDiskHealthNfsClientMountRPCRetransmitCount(mbc.Metrics.DiskHealthNfsClientMountRPCRetransmitCount),
+		metricDiskHealthNfsClientMountTransportConnectCount:  newMetricDiskHealthNfsClientMountTransportConnectCount(mbc.Metrics.DiskHealthNfsClientMountTransportConnectCount),
+		metricFuseConnectionConnected:                        newMetricFuseConnectionConnected(mbc.Metrics.FuseConnectionConnected),
+		metricFuseConnectionWaiting:                          newMetricFuseConnectionWaiting(mbc.Metrics.FuseConnectionWaiting),
 	}
 
 	for _, op := range options {
@@ -1798,21 +1798,21 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricDiskHealthFilesystemClientState.emit(ils.Metrics())
+	mb.metricDiskHealthNfsClientMountIo.emit(ils.Metrics())
+	mb.metricDiskHealthNfsClientMountOperationCount.emit(ils.Metrics())
+	mb.metricDiskHealthNfsClientMountOperationExecuteTime.emit(ils.Metrics())
+	mb.metricDiskHealthNfsClientMountOperationQueueTime.emit(ils.Metrics())
+	mb.metricDiskHealthNfsClientMountOperationRoundTripTime.emit(ils.Metrics())
+	mb.metricDiskHealthNfsClientMountProcedureCount.emit(ils.Metrics())
+	mb.metricDiskHealthNfsClientMountProcedureRoundTripTime.emit(ils.Metrics())
+	mb.metricDiskHealthNfsClientMountRPCBacklog.emit(ils.Metrics())
+	mb.metricDiskHealthNfsClientMountRPCCount.emit(ils.Metrics())
+	mb.metricDiskHealthNfsClientMountRPCMajorTimeoutCount.emit(ils.Metrics())
+	mb.metricDiskHealthNfsClientMountRPCRetransmitCount.emit(ils.Metrics())
+	mb.metricDiskHealthNfsClientMountTransportConnectCount.emit(ils.Metrics())
 	mb.metricFuseConnectionConnected.emit(ils.Metrics())
 	mb.metricFuseConnectionWaiting.emit(ils.Metrics())
-	mb.metricNfsClientMountIo.emit(ils.Metrics())
-	mb.metricNfsClientMountOperationCount.emit(ils.Metrics())
-	mb.metricNfsClientMountOperationExecuteTime.emit(ils.Metrics())
-	mb.metricNfsClientMountOperationQueueTime.emit(ils.Metrics())
-	mb.metricNfsClientMountOperationRoundTripTime.emit(ils.Metrics())
-	mb.metricNfsClientMountProcedureCount.emit(ils.Metrics())
-	mb.metricNfsClientMountProcedureRoundTripTime.emit(ils.Metrics())
-	mb.metricNfsClientMountRPCBacklog.emit(ils.Metrics())
-	mb.metricNfsClientMountRPCCount.emit(ils.Metrics())
-	mb.metricNfsClientMountRPCMajorTimeoutCount.emit(ils.Metrics())
-	mb.metricNfsClientMountRPCRetransmitCount.emit(ils.Metrics())
-	mb.metricNfsClientMountTransportConnectCount.emit(ils.Metrics())
-	mb.metricSystemFilesystemClientState.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -1834,6 +1834,71 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	return metrics
 }
 
+// RecordDiskHealthFilesystemClientStateDataPoint adds a data point to disk_health.filesystem.client.state metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemClientStateDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, clientStateAttributeValue AttributeClientState) {
+	mb.metricDiskHealthFilesystemClientState.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, clientStateAttributeValue.String())
+}
+
+// RecordDiskHealthNfsClientMountIoDataPoint adds a data point to disk_health.nfs.client.mount.io metric.
+func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricDiskHealthNfsClientMountIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
+// RecordDiskHealthNfsClientMountOperationCountDataPoint adds a data point to disk_health.nfs.client.mount.operation.count metric.
+func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountOperationCountDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthNfsOperationClassAttributeValue AttributeDiskHealthNfsOperationClass) {
+	mb.metricDiskHealthNfsClientMountOperationCount.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, diskHealthNfsOperationClassAttributeValue.String())
+}
+
+// RecordDiskHealthNfsClientMountOperationExecuteTimeDataPoint adds a data point to disk_health.nfs.client.mount.operation.execute_time metric.
+func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountOperationExecuteTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthNfsOperationClassAttributeValue AttributeDiskHealthNfsOperationClass) {
+	mb.metricDiskHealthNfsClientMountOperationExecuteTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, diskHealthNfsOperationClassAttributeValue.String())
+}
+
+// RecordDiskHealthNfsClientMountOperationQueueTimeDataPoint adds a data point to disk_health.nfs.client.mount.operation.queue_time metric.
+func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountOperationQueueTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthNfsOperationClassAttributeValue AttributeDiskHealthNfsOperationClass) {
+	mb.metricDiskHealthNfsClientMountOperationQueueTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, diskHealthNfsOperationClassAttributeValue.String())
+}
+
+// RecordDiskHealthNfsClientMountOperationRoundTripTimeDataPoint adds a data point to disk_health.nfs.client.mount.operation.round_trip_time metric.
+func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountOperationRoundTripTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthNfsOperationClassAttributeValue AttributeDiskHealthNfsOperationClass) {
+	mb.metricDiskHealthNfsClientMountOperationRoundTripTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, diskHealthNfsOperationClassAttributeValue.String())
+}
+
+// RecordDiskHealthNfsClientMountProcedureCountDataPoint adds a data point to disk_health.nfs.client.mount.procedure.count metric.
+func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountProcedureCountDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationNameAttributeValue string) {
+	mb.metricDiskHealthNfsClientMountProcedureCount.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, nfsOperationNameAttributeValue)
+}
+
+// RecordDiskHealthNfsClientMountProcedureRoundTripTimeDataPoint adds a data point to disk_health.nfs.client.mount.procedure.round_trip_time metric.
+func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountProcedureRoundTripTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationNameAttributeValue string) {
+	mb.metricDiskHealthNfsClientMountProcedureRoundTripTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, nfsOperationNameAttributeValue)
+}
+
+// RecordDiskHealthNfsClientMountRPCBacklogDataPoint adds a data point to disk_health.nfs.client.mount.rpc.backlog metric.
+func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountRPCBacklogDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricDiskHealthNfsClientMountRPCBacklog.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordDiskHealthNfsClientMountRPCCountDataPoint adds a data point to disk_health.nfs.client.mount.rpc.count metric.
+func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountRPCCountDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricDiskHealthNfsClientMountRPCCount.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, networkIoDirectionAttributeValue.String())
+}
+
+// RecordDiskHealthNfsClientMountRPCMajorTimeoutCountDataPoint adds a data point to disk_health.nfs.client.mount.rpc.major_timeout.count metric.
+func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountRPCMajorTimeoutCountDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricDiskHealthNfsClientMountRPCMajorTimeoutCount.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordDiskHealthNfsClientMountRPCRetransmitCountDataPoint adds a data point to disk_health.nfs.client.mount.rpc.retransmit.count metric.
+func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountRPCRetransmitCountDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricDiskHealthNfsClientMountRPCRetransmitCount.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordDiskHealthNfsClientMountTransportConnectCountDataPoint adds a data point to disk_health.nfs.client.mount.transport.connect.count metric.
+func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountTransportConnectCountDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricDiskHealthNfsClientMountTransportConnectCount.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
 // RecordFuseConnectionConnectedDataPoint adds a data point to fuse.connection.connected metric.
 func (mb *MetricsBuilder) RecordFuseConnectionConnectedDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	mb.metricFuseConnectionConnected.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
@@ -1842,71 +1907,6 @@ func (mb *MetricsBuilder) RecordFuseConnectionConnectedDataPoint(ts pcommon.Time
 // RecordFuseConnectionWaitingDataPoint adds a data point to fuse.connection.waiting metric.
 func (mb *MetricsBuilder) RecordFuseConnectionWaitingDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	mb.metricFuseConnectionWaiting.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
-}
-
-// RecordNfsClientMountIoDataPoint adds a data point to nfs.client.mount.io metric.
-func (mb *MetricsBuilder) RecordNfsClientMountIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
-	mb.metricNfsClientMountIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, networkIoDirectionAttributeValue.String())
-}
-
-// RecordNfsClientMountOperationCountDataPoint adds a data point to nfs.client.mount.operation.count metric.
-func (mb *MetricsBuilder) RecordNfsClientMountOperationCountDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationClassAttributeValue AttributeNfsOperationClass) {
-	mb.metricNfsClientMountOperationCount.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, nfsOperationClassAttributeValue.String())
-}
-
-// RecordNfsClientMountOperationExecuteTimeDataPoint adds a data point to nfs.client.mount.operation.execute_time metric.
-func (mb *MetricsBuilder) RecordNfsClientMountOperationExecuteTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationClassAttributeValue AttributeNfsOperationClass) {
-	mb.metricNfsClientMountOperationExecuteTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, nfsOperationClassAttributeValue.String())
-}
-
-// RecordNfsClientMountOperationQueueTimeDataPoint adds a data point to nfs.client.mount.operation.queue_time metric.
-func (mb *MetricsBuilder) RecordNfsClientMountOperationQueueTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationClassAttributeValue AttributeNfsOperationClass) {
-	mb.metricNfsClientMountOperationQueueTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, nfsOperationClassAttributeValue.String())
-}
-
-// RecordNfsClientMountOperationRoundTripTimeDataPoint adds a data point to nfs.client.mount.operation.round_trip_time metric.
-func (mb *MetricsBuilder) RecordNfsClientMountOperationRoundTripTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationClassAttributeValue AttributeNfsOperationClass) {
-	mb.metricNfsClientMountOperationRoundTripTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, nfsOperationClassAttributeValue.String())
-}
-
-// RecordNfsClientMountProcedureCountDataPoint adds a data point to nfs.client.mount.procedure.count metric.
-func (mb *MetricsBuilder) RecordNfsClientMountProcedureCountDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationNameAttributeValue string) {
-	mb.metricNfsClientMountProcedureCount.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, nfsOperationNameAttributeValue)
-}
-
-// RecordNfsClientMountProcedureRoundTripTimeDataPoint adds a data point to nfs.client.mount.procedure.round_trip_time metric.
-func (mb *MetricsBuilder) RecordNfsClientMountProcedureRoundTripTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationNameAttributeValue string) {
-	mb.metricNfsClientMountProcedureRoundTripTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, nfsOperationNameAttributeValue)
-}
-
-// RecordNfsClientMountRPCBacklogDataPoint adds a data point to nfs.client.mount.rpc.backlog metric.
-func (mb *MetricsBuilder) RecordNfsClientMountRPCBacklogDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricNfsClientMountRPCBacklog.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
-}
-
-// RecordNfsClientMountRPCCountDataPoint adds a data point to nfs.client.mount.rpc.count metric.
-func (mb *MetricsBuilder) RecordNfsClientMountRPCCountDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
-	mb.metricNfsClientMountRPCCount.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, networkIoDirectionAttributeValue.String())
-}
-
-// RecordNfsClientMountRPCMajorTimeoutCountDataPoint adds a data point to nfs.client.mount.rpc.major_timeout.count metric.
-func (mb *MetricsBuilder) RecordNfsClientMountRPCMajorTimeoutCountDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricNfsClientMountRPCMajorTimeoutCount.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
-}
-
-// RecordNfsClientMountRPCRetransmitCountDataPoint adds a data point to nfs.client.mount.rpc.retransmit.count metric.
-func (mb *MetricsBuilder) RecordNfsClientMountRPCRetransmitCountDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricNfsClientMountRPCRetransmitCount.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
-}
-
-// RecordNfsClientMountTransportConnectCountDataPoint adds a data point to nfs.client.mount.transport.connect.count metric.
-func (mb *MetricsBuilder) RecordNfsClientMountTransportConnectCountDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricNfsClientMountTransportConnectCount.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
-}
-
-// RecordSystemFilesystemClientStateDataPoint adds a data point to system.filesystem.client.state metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemClientStateDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, clientStateAttributeValue AttributeClientState) {
-	mb.metricSystemFilesystemClientState.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, clientStateAttributeValue.String())
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

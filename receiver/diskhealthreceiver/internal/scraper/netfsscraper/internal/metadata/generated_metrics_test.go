@@ -58,21 +58,21 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["disk_health.filesystem.client.state"] = mb.metricDiskHealthFilesystemClientState.config.AggregationStrategy
+			aggMap["disk_health.nfs.client.mount.io"] = mb.metricDiskHealthNfsClientMountIo.config.AggregationStrategy
+			aggMap["disk_health.nfs.client.mount.operation.count"] = mb.metricDiskHealthNfsClientMountOperationCount.config.AggregationStrategy
+			aggMap["disk_health.nfs.client.mount.operation.execute_time"] = mb.metricDiskHealthNfsClientMountOperationExecuteTime.config.AggregationStrategy
+			aggMap["disk_health.nfs.client.mount.operation.queue_time"] = mb.metricDiskHealthNfsClientMountOperationQueueTime.config.AggregationStrategy
+			aggMap["disk_health.nfs.client.mount.operation.round_trip_time"] = mb.metricDiskHealthNfsClientMountOperationRoundTripTime.config.AggregationStrategy
+			aggMap["disk_health.nfs.client.mount.procedure.count"] = mb.metricDiskHealthNfsClientMountProcedureCount.config.AggregationStrategy
+			aggMap["disk_health.nfs.client.mount.procedure.round_trip_time"] = mb.metricDiskHealthNfsClientMountProcedureRoundTripTime.config.AggregationStrategy
+			aggMap["disk_health.nfs.client.mount.rpc.backlog"] = mb.metricDiskHealthNfsClientMountRPCBacklog.config.AggregationStrategy
+			aggMap["disk_health.nfs.client.mount.rpc.count"] = mb.metricDiskHealthNfsClientMountRPCCount.config.AggregationStrategy
+			aggMap["disk_health.nfs.client.mount.rpc.major_timeout.count"] = mb.metricDiskHealthNfsClientMountRPCMajorTimeoutCount.config.AggregationStrategy
+			aggMap["disk_health.nfs.client.mount.rpc.retransmit.count"] = mb.metricDiskHealthNfsClientMountRPCRetransmitCount.config.AggregationStrategy
+			aggMap["disk_health.nfs.client.mount.transport.connect.count"] = mb.metricDiskHealthNfsClientMountTransportConnectCount.config.AggregationStrategy
 			aggMap["fuse.connection.connected"] = mb.metricFuseConnectionConnected.config.AggregationStrategy
 			aggMap["fuse.connection.waiting"] = mb.metricFuseConnectionWaiting.config.AggregationStrategy
-			aggMap["nfs.client.mount.io"] = mb.metricNfsClientMountIo.config.AggregationStrategy
-			aggMap["nfs.client.mount.operation.count"] = mb.metricNfsClientMountOperationCount.config.AggregationStrategy
-			aggMap["nfs.client.mount.operation.execute_time"] = mb.metricNfsClientMountOperationExecuteTime.config.AggregationStrategy
-			aggMap["nfs.client.mount.operation.queue_time"] = mb.metricNfsClientMountOperationQueueTime.config.AggregationStrategy
-			aggMap["nfs.client.mount.operation.round_trip_time"] = mb.metricNfsClientMountOperationRoundTripTime.config.AggregationStrategy
-			aggMap["nfs.client.mount.procedure.count"] = mb.metricNfsClientMountProcedureCount.config.AggregationStrategy
-			aggMap["nfs.client.mount.procedure.round_trip_time"] = mb.metricNfsClientMountProcedureRoundTripTime.config.AggregationStrategy
-			aggMap["nfs.client.mount.rpc.backlog"] = mb.metricNfsClientMountRPCBacklog.config.AggregationStrategy
-			aggMap["nfs.client.mount.rpc.count"] = mb.metricNfsClientMountRPCCount.config.AggregationStrategy
-			aggMap["nfs.client.mount.rpc.major_timeout.count"] = mb.metricNfsClientMountRPCMajorTimeoutCount.config.AggregationStrategy
-			aggMap["nfs.client.mount.rpc.retransmit.count"] = mb.metricNfsClientMountRPCRetransmitCount.config.AggregationStrategy
-			aggMap["nfs.client.mount.transport.connect.count"] = mb.metricNfsClientMountTransportConnectCount.config.AggregationStrategy
-			aggMap["system.filesystem.client.state"] = mb.metricSystemFilesystemClientState.config.AggregationStrategy
 
 			expectedWarnings := 0
 			if tt.metricsSet != testDataSetReag {
@@ -81,6 +81,84 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthFilesystemClientStateDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeClientStateOk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthFilesystemClientStateDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeClientStateSlow)
+			}
+
+			allMetricsCount++
+			mb.RecordDiskHealthNfsClientMountIoDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeNetworkIoDirectionTransmit)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthNfsClientMountIoDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeNetworkIoDirectionReceive)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthNfsClientMountOperationCountDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeDiskHealthNfsOperationClassRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthNfsClientMountOperationCountDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeDiskHealthNfsOperationClassWrite)
+			}
+
+			allMetricsCount++
+			mb.RecordDiskHealthNfsClientMountOperationExecuteTimeDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeDiskHealthNfsOperationClassRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthNfsClientMountOperationExecuteTimeDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeDiskHealthNfsOperationClassWrite)
+			}
+
+			allMetricsCount++
+			mb.RecordDiskHealthNfsClientMountOperationQueueTimeDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeDiskHealthNfsOperationClassRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthNfsClientMountOperationQueueTimeDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeDiskHealthNfsOperationClassWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthNfsClientMountOperationRoundTripTimeDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeDiskHealthNfsOperationClassRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthNfsClientMountOperationRoundTripTimeDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeDiskHealthNfsOperationClassWrite)
+			}
+
+			allMetricsCount++
+			mb.RecordDiskHealthNfsClientMountProcedureCountDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", "nfs.operation.name-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthNfsClientMountProcedureCountDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", "nfs.operation.name-val-2")
+			}
+
+			allMetricsCount++
+			mb.RecordDiskHealthNfsClientMountProcedureRoundTripTimeDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", "nfs.operation.name-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthNfsClientMountProcedureRoundTripTimeDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", "nfs.operation.name-val-2")
+			}
+
+			allMetricsCount++
+			mb.RecordDiskHealthNfsClientMountRPCBacklogDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthNfsClientMountRPCBacklogDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+			}
+
+			allMetricsCount++
+			mb.RecordDiskHealthNfsClientMountRPCCountDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeNetworkIoDirectionTransmit)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthNfsClientMountRPCCountDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeNetworkIoDirectionReceive)
+			}
+
+			allMetricsCount++
+			mb.RecordDiskHealthNfsClientMountRPCMajorTimeoutCountDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthNfsClientMountRPCMajorTimeoutCountDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthNfsClientMountRPCRetransmitCountDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthNfsClientMountRPCRetransmitCountDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+			}
+
+			allMetricsCount++
+			mb.RecordDiskHealthNfsClientMountTransportConnectCountDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthNfsClientMountTransportConnectCountDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordFuseConnectionConnectedDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val")
@@ -94,102 +172,24 @@ func TestMetricsBuilder(t *testing.T) {
 				mb.RecordFuseConnectionWaitingDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
 			}
 
-			allMetricsCount++
-			mb.RecordNfsClientMountIoDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeNetworkIoDirectionTransmit)
-			if tt.name == "reaggregate_set" {
-				mb.RecordNfsClientMountIoDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeNetworkIoDirectionReceive)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordNfsClientMountOperationCountDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeNfsOperationClassRead)
-			if tt.name == "reaggregate_set" {
-				mb.RecordNfsClientMountOperationCountDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeNfsOperationClassWrite)
-			}
-
-			allMetricsCount++
-			mb.RecordNfsClientMountOperationExecuteTimeDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeNfsOperationClassRead)
-			if tt.name == "reaggregate_set" {
-				mb.RecordNfsClientMountOperationExecuteTimeDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeNfsOperationClassWrite)
-			}
-
-			allMetricsCount++
-			mb.RecordNfsClientMountOperationQueueTimeDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeNfsOperationClassRead)
-			if tt.name == "reaggregate_set" {
-				mb.RecordNfsClientMountOperationQueueTimeDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeNfsOperationClassWrite)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordNfsClientMountOperationRoundTripTimeDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeNfsOperationClassRead)
-			if tt.name == "reaggregate_set" {
-				mb.RecordNfsClientMountOperationRoundTripTimeDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeNfsOperationClassWrite)
-			}
-
-			allMetricsCount++
-			mb.RecordNfsClientMountProcedureCountDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", "nfs.operation.name-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordNfsClientMountProcedureCountDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", "nfs.operation.name-val-2")
-			}
-
-			allMetricsCount++
-			mb.RecordNfsClientMountProcedureRoundTripTimeDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", "nfs.operation.name-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordNfsClientMountProcedureRoundTripTimeDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", "nfs.operation.name-val-2")
-			}
-
-			allMetricsCount++
-			mb.RecordNfsClientMountRPCBacklogDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordNfsClientMountRPCBacklogDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
-			}
-
-			allMetricsCount++
-			mb.RecordNfsClientMountRPCCountDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeNetworkIoDirectionTransmit)
-			if tt.name == "reaggregate_set" {
-				mb.RecordNfsClientMountRPCCountDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeNetworkIoDirectionReceive)
-			}
-
-			allMetricsCount++
-			mb.RecordNfsClientMountRPCMajorTimeoutCountDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordNfsClientMountRPCMajorTimeoutCountDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordNfsClientMountRPCRetransmitCountDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordNfsClientMountRPCRetransmitCountDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
-			}
-
-			allMetricsCount++
-			mb.RecordNfsClientMountTransportConnectCountDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordNfsClientMountTransportConnectCountDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordSystemFilesystemClientStateDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeClientStateOk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemClientStateDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeClientStateSlow)
-			}
-
 			res := pcommon.NewResource()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricDiskHealthFilesystemClientState.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthNfsClientMountIo.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthNfsClientMountOperationCount.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthNfsClientMountOperationExecuteTime.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthNfsClientMountOperationQueueTime.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthNfsClientMountOperationRoundTripTime.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthNfsClientMountProcedureCount.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthNfsClientMountProcedureRoundTripTime.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthNfsClientMountRPCBacklog.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthNfsClientMountRPCCount.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthNfsClientMountRPCMajorTimeoutCount.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthNfsClientMountRPCRetransmitCount.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthNfsClientMountTransportConnectCount.aggDataPoints)
 				assert.Empty(t, mb.metricFuseConnectionConnected.aggDataPoints)
 				assert.Empty(t, mb.metricFuseConnectionWaiting.aggDataPoints)
-				assert.Empty(t, mb.metricNfsClientMountIo.aggDataPoints)
-				assert.Empty(t, mb.metricNfsClientMountOperationCount.aggDataPoints)
-				assert.Empty(t, mb.metricNfsClientMountOperationExecuteTime.aggDataPoints)
-				assert.Empty(t, mb.metricNfsClientMountOperationQueueTime.aggDataPoints)
-				assert.Empty(t, mb.metricNfsClientMountOperationRoundTripTime.aggDataPoints)
-				assert.Empty(t, mb.metricNfsClientMountProcedureCount.aggDataPoints)
-				assert.Empty(t, mb.metricNfsClientMountProcedureRoundTripTime.aggDataPoints)
-				assert.Empty(t, mb.metricNfsClientMountRPCBacklog.aggDataPoints)
-				assert.Empty(t, mb.metricNfsClientMountRPCCount.aggDataPoints)
-				assert.Empty(t, mb.metricNfsClientMountRPCMajorTimeoutCount.aggDataPoints)
-				assert.Empty(t, mb.metricNfsClientMountRPCRetransmitCount.aggDataPoints)
-				assert.Empty(t, mb.metricNfsClientMountTransportConnectCount.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemClientState.aggDataPoints)
 			}
 
 			if tt.expectEmpty {
@@ -217,6 +217,733 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "disk_health.filesystem.client.state":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.filesystem.client.state"], "Found a duplicate in the metrics slice: disk_health.filesystem.client.state")
+						validatedMetrics["disk_health.filesystem.client.state"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "The mount's client state as a state set: 1 for the current state, 0 for the others. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						clientStateAttrVal, ok := dp.Attributes().Get("disk_health.client.state")
+						assert.True(t, ok)
+						assert.Equal(t, "ok", clientStateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.filesystem.client.state"], "Found a duplicate in the metrics slice: disk_health.filesystem.client.state")
+						validatedMetrics["disk_health.filesystem.client.state"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "The mount's client state as a state set: 1 for the current state, 0 for the others. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.filesystem.client.state"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.client.state")
+						assert.False(t, ok)
+					}
+				case "disk_health.nfs.client.mount.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.io"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.io")
+						validatedMetrics["disk_health.nfs.client.mount.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes read from (receive) and written to (transmit) the server, the bytes line of mountstats (server read and write bytes). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "transmit", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.io"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.io")
+						validatedMetrics["disk_health.nfs.client.mount.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes read from (receive) and written to (transmit) the server, the bytes line of mountstats (server read and write bytes). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.nfs.client.mount.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "disk_health.nfs.client.mount.operation.count":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.operation.count"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.operation.count")
+						validatedMetrics["disk_health.nfs.client.mount.operation.count"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "NFS operations completed on the mount, by class (mountstats per-op ops). Not in semantic conventions (semconv's nfs.client.* are host-wide).", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						diskHealthNfsOperationClassAttrVal, ok := dp.Attributes().Get("disk_health.nfs.operation.class")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskHealthNfsOperationClassAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.operation.count"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.operation.count")
+						validatedMetrics["disk_health.nfs.client.mount.operation.count"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "NFS operations completed on the mount, by class (mountstats per-op ops). Not in semantic conventions (semconv's nfs.client.* are host-wide).", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.nfs.client.mount.operation.count"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.nfs.operation.class")
+						assert.False(t, ok)
+					}
+				case "disk_health.nfs.client.mount.operation.execute_time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.operation.execute_time"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.operation.execute_time")
+						validatedMetrics["disk_health.nfs.client.mount.operation.execute_time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Mean time from an operation's start to its end (queue and retransmissions included), per class, over the operations completed since the previous scrape (nfsiostat avg exe). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						diskHealthNfsOperationClassAttrVal, ok := dp.Attributes().Get("disk_health.nfs.operation.class")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskHealthNfsOperationClassAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.operation.execute_time"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.operation.execute_time")
+						validatedMetrics["disk_health.nfs.client.mount.operation.execute_time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Mean time from an operation's start to its end (queue and retransmissions included), per class, over the operations completed since the previous scrape (nfsiostat avg exe). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.nfs.client.mount.operation.execute_time"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.nfs.operation.class")
+						assert.False(t, ok)
+					}
+				case "disk_health.nfs.client.mount.operation.queue_time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.operation.queue_time"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.operation.queue_time")
+						validatedMetrics["disk_health.nfs.client.mount.operation.queue_time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Mean time an operation waited to be sent, per class, over the operations completed since the previous scrape (nfsiostat avg queue). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						diskHealthNfsOperationClassAttrVal, ok := dp.Attributes().Get("disk_health.nfs.operation.class")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskHealthNfsOperationClassAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.operation.queue_time"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.operation.queue_time")
+						validatedMetrics["disk_health.nfs.client.mount.operation.queue_time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Mean time an operation waited to be sent, per class, over the operations completed since the previous scrape (nfsiostat avg queue). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.nfs.client.mount.operation.queue_time"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.nfs.operation.class")
+						assert.False(t, ok)
+					}
+				case "disk_health.nfs.client.mount.operation.round_trip_time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.operation.round_trip_time"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.operation.round_trip_time")
+						validatedMetrics["disk_health.nfs.client.mount.operation.round_trip_time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Mean round trip (request sent to reply received) of the class's operations completed since the previous scrape, as nfsiostat computes it (Δrtt / Δops); none when none completed. Emitted for read, write and metadata (other's is in the per-operation detail). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						diskHealthNfsOperationClassAttrVal, ok := dp.Attributes().Get("disk_health.nfs.operation.class")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskHealthNfsOperationClassAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.operation.round_trip_time"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.operation.round_trip_time")
+						validatedMetrics["disk_health.nfs.client.mount.operation.round_trip_time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Mean round trip (request sent to reply received) of the class's operations completed since the previous scrape, as nfsiostat computes it (Δrtt / Δops); none when none completed. Emitted for read, write and metadata (other's is in the per-operation detail). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.nfs.client.mount.operation.round_trip_time"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.nfs.operation.class")
+						assert.False(t, ok)
+					}
+				case "disk_health.nfs.client.mount.procedure.count":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.procedure.count"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.procedure.count")
+						validatedMetrics["disk_health.nfs.client.mount.procedure.count"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Per-operation detail - operations completed, by NFS operation (up to ~60 series per mount). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						nfsOperationNameAttrVal, ok := dp.Attributes().Get("nfs.operation.name")
+						assert.True(t, ok)
+						assert.Equal(t, "nfs.operation.name-val", nfsOperationNameAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.procedure.count"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.procedure.count")
+						validatedMetrics["disk_health.nfs.client.mount.procedure.count"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Per-operation detail - operations completed, by NFS operation (up to ~60 series per mount). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.nfs.client.mount.procedure.count"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("nfs.operation.name")
+						assert.False(t, ok)
+					}
+				case "disk_health.nfs.client.mount.procedure.round_trip_time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.procedure.round_trip_time"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.procedure.round_trip_time")
+						validatedMetrics["disk_health.nfs.client.mount.procedure.round_trip_time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Per-operation detail - mean round trip of the operations completed since the previous scrape, by NFS operation. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						nfsOperationNameAttrVal, ok := dp.Attributes().Get("nfs.operation.name")
+						assert.True(t, ok)
+						assert.Equal(t, "nfs.operation.name-val", nfsOperationNameAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.procedure.round_trip_time"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.procedure.round_trip_time")
+						validatedMetrics["disk_health.nfs.client.mount.procedure.round_trip_time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Per-operation detail - mean round trip of the operations completed since the previous scrape, by NFS operation. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.nfs.client.mount.procedure.round_trip_time"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("nfs.operation.name")
+						assert.False(t, ok)
+					}
+				case "disk_health.nfs.client.mount.rpc.backlog":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.rpc.backlog"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.rpc.backlog")
+						validatedMetrics["disk_health.nfs.client.mount.rpc.backlog"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Mean length of the transport's backlog queue at each send since the previous scrape (nfsiostat avg backlog); none when nothing was sent. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{request}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.rpc.backlog"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.rpc.backlog")
+						validatedMetrics["disk_health.nfs.client.mount.rpc.backlog"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Mean length of the transport's backlog queue at each send since the previous scrape (nfsiostat avg backlog); none when nothing was sent. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{request}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.nfs.client.mount.rpc.backlog"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.nfs.client.mount.rpc.count":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.rpc.count"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.rpc.count")
+						validatedMetrics["disk_health.nfs.client.mount.rpc.count"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "RPC requests sent (retransmissions included) and replies received over the mount's transports (nconnect ones summed). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{request}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "transmit", networkIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.rpc.count"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.rpc.count")
+						validatedMetrics["disk_health.nfs.client.mount.rpc.count"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "RPC requests sent (retransmissions included) and replies received over the mount's transports (nconnect ones summed). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{request}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.nfs.client.mount.rpc.count"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("network.io.direction")
+						assert.False(t, ok)
+					}
+				case "disk_health.nfs.client.mount.rpc.major_timeout.count":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.rpc.major_timeout.count"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.rpc.major_timeout.count")
+						validatedMetrics["disk_health.nfs.client.mount.rpc.major_timeout.count"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Major timeouts of the mount's operations (a request that ran out of retransmissions, when the kernel logs server not responding). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{request}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.rpc.major_timeout.count"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.rpc.major_timeout.count")
+						validatedMetrics["disk_health.nfs.client.mount.rpc.major_timeout.count"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Major timeouts of the mount's operations (a request that ran out of retransmissions, when the kernel logs server not responding). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{request}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.nfs.client.mount.rpc.major_timeout.count"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.nfs.client.mount.rpc.retransmit.count":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.rpc.retransmit.count"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.rpc.retransmit.count")
+						validatedMetrics["disk_health.nfs.client.mount.rpc.retransmit.count"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "RPC retransmissions of the mount's operations (transmissions - operations, summed). Not in semantic conventions (semconv's nfs.client.rpc.retransmit.count is host-wide).", mi.Description())
+						assert.Equal(t, "{request}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.rpc.retransmit.count"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.rpc.retransmit.count")
+						validatedMetrics["disk_health.nfs.client.mount.rpc.retransmit.count"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "RPC retransmissions of the mount's operations (transmissions - operations, summed). Not in semantic conventions (semconv's nfs.client.rpc.retransmit.count is host-wide).", mi.Description())
+						assert.Equal(t, "{request}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.nfs.client.mount.rpc.retransmit.count"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.nfs.client.mount.transport.connect.count":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.transport.connect.count"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.transport.connect.count")
+						validatedMetrics["disk_health.nfs.client.mount.transport.connect.count"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Connections the mount's transports made to the server (a rising count is a flapping connection). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{connection}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.transport.connect.count"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.transport.connect.count")
+						validatedMetrics["disk_health.nfs.client.mount.transport.connect.count"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Connections the mount's transports made to the server (a rising count is a flapping connection). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{connection}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.nfs.client.mount.transport.connect.count"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
 				case "fuse.connection.connected":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["fuse.connection.connected"], "Found a duplicate in the metrics slice: fuse.connection.connected")
@@ -319,733 +1046,6 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-					}
-				case "nfs.client.mount.io":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["nfs.client.mount.io"], "Found a duplicate in the metrics slice: nfs.client.mount.io")
-						validatedMetrics["nfs.client.mount.io"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes read from (receive) and written to (transmit) the server, the bytes line of mountstats (server read and write bytes). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "transmit", networkIoDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["nfs.client.mount.io"], "Found a duplicate in the metrics slice: nfs.client.mount.io")
-						validatedMetrics["nfs.client.mount.io"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes read from (receive) and written to (transmit) the server, the bytes line of mountstats (server read and write bytes). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["nfs.client.mount.io"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("network.io.direction")
-						assert.False(t, ok)
-					}
-				case "nfs.client.mount.operation.count":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["nfs.client.mount.operation.count"], "Found a duplicate in the metrics slice: nfs.client.mount.operation.count")
-						validatedMetrics["nfs.client.mount.operation.count"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "NFS operations completed on the mount, by class (mountstats per-op ops). Not in semantic conventions (semconv's nfs.client.* are host-wide).", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						nfsOperationClassAttrVal, ok := dp.Attributes().Get("nfs.operation.class")
-						assert.True(t, ok)
-						assert.Equal(t, "read", nfsOperationClassAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["nfs.client.mount.operation.count"], "Found a duplicate in the metrics slice: nfs.client.mount.operation.count")
-						validatedMetrics["nfs.client.mount.operation.count"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "NFS operations completed on the mount, by class (mountstats per-op ops). Not in semantic conventions (semconv's nfs.client.* are host-wide).", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["nfs.client.mount.operation.count"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("nfs.operation.class")
-						assert.False(t, ok)
-					}
-				case "nfs.client.mount.operation.execute_time":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["nfs.client.mount.operation.execute_time"], "Found a duplicate in the metrics slice: nfs.client.mount.operation.execute_time")
-						validatedMetrics["nfs.client.mount.operation.execute_time"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Mean time from an operation's start to its end (queue and retransmissions included), per class, over the operations completed since the previous scrape (nfsiostat avg exe). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						nfsOperationClassAttrVal, ok := dp.Attributes().Get("nfs.operation.class")
-						assert.True(t, ok)
-						assert.Equal(t, "read", nfsOperationClassAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["nfs.client.mount.operation.execute_time"], "Found a duplicate in the metrics slice: nfs.client.mount.operation.execute_time")
-						validatedMetrics["nfs.client.mount.operation.execute_time"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Mean time from an operation's start to its end (queue and retransmissions included), per class, over the operations completed since the previous scrape (nfsiostat avg exe). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["nfs.client.mount.operation.execute_time"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("nfs.operation.class")
-						assert.False(t, ok)
-					}
-				case "nfs.client.mount.operation.queue_time":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["nfs.client.mount.operation.queue_time"], "Found a duplicate in the metrics slice: nfs.client.mount.operation.queue_time")
-						validatedMetrics["nfs.client.mount.operation.queue_time"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Mean time an operation waited to be sent, per class, over the operations completed since the previous scrape (nfsiostat avg queue). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						nfsOperationClassAttrVal, ok := dp.Attributes().Get("nfs.operation.class")
-						assert.True(t, ok)
-						assert.Equal(t, "read", nfsOperationClassAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["nfs.client.mount.operation.queue_time"], "Found a duplicate in the metrics slice: nfs.client.mount.operation.queue_time")
-						validatedMetrics["nfs.client.mount.operation.queue_time"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Mean time an operation waited to be sent, per class, over the operations completed since the previous scrape (nfsiostat avg queue). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["nfs.client.mount.operation.queue_time"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("nfs.operation.class")
-						assert.False(t, ok)
-					}
-				case "nfs.client.mount.operation.round_trip_time":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["nfs.client.mount.operation.round_trip_time"], "Found a duplicate in the metrics slice: nfs.client.mount.operation.round_trip_time")
-						validatedMetrics["nfs.client.mount.operation.round_trip_time"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Mean round trip (request sent to reply received) of the class's operations completed since the previous scrape, as nfsiostat computes it (Δrtt / Δops); none when none completed. Emitted for read, write and metadata (other's is in the per-operation detail). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						nfsOperationClassAttrVal, ok := dp.Attributes().Get("nfs.operation.class")
-						assert.True(t, ok)
-						assert.Equal(t, "read", nfsOperationClassAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["nfs.client.mount.operation.round_trip_time"], "Found a duplicate in the metrics slice: nfs.client.mount.operation.round_trip_time")
-						validatedMetrics["nfs.client.mount.operation.round_trip_time"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Mean round trip (request sent to reply received) of the class's operations completed since the previous scrape, as nfsiostat computes it (Δrtt / Δops); none when none completed. Emitted for read, write and metadata (other's is in the per-operation detail). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["nfs.client.mount.operation.round_trip_time"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("nfs.operation.class")
-						assert.False(t, ok)
-					}
-				case "nfs.client.mount.procedure.count":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["nfs.client.mount.procedure.count"], "Found a duplicate in the metrics slice: nfs.client.mount.procedure.count")
-						validatedMetrics["nfs.client.mount.procedure.count"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Per-operation detail - operations completed, by NFS operation (up to ~60 series per mount). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						nfsOperationNameAttrVal, ok := dp.Attributes().Get("nfs.operation.name")
-						assert.True(t, ok)
-						assert.Equal(t, "nfs.operation.name-val", nfsOperationNameAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["nfs.client.mount.procedure.count"], "Found a duplicate in the metrics slice: nfs.client.mount.procedure.count")
-						validatedMetrics["nfs.client.mount.procedure.count"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Per-operation detail - operations completed, by NFS operation (up to ~60 series per mount). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["nfs.client.mount.procedure.count"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("nfs.operation.name")
-						assert.False(t, ok)
-					}
-				case "nfs.client.mount.procedure.round_trip_time":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["nfs.client.mount.procedure.round_trip_time"], "Found a duplicate in the metrics slice: nfs.client.mount.procedure.round_trip_time")
-						validatedMetrics["nfs.client.mount.procedure.round_trip_time"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Per-operation detail - mean round trip of the operations completed since the previous scrape, by NFS operation. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						nfsOperationNameAttrVal, ok := dp.Attributes().Get("nfs.operation.name")
-						assert.True(t, ok)
-						assert.Equal(t, "nfs.operation.name-val", nfsOperationNameAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["nfs.client.mount.procedure.round_trip_time"], "Found a duplicate in the metrics slice: nfs.client.mount.procedure.round_trip_time")
-						validatedMetrics["nfs.client.mount.procedure.round_trip_time"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Per-operation detail - mean round trip of the operations completed since the previous scrape, by NFS operation. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["nfs.client.mount.procedure.round_trip_time"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("nfs.operation.name")
-						assert.False(t, ok)
-					}
-				case "nfs.client.mount.rpc.backlog":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["nfs.client.mount.rpc.backlog"], "Found a duplicate in the metrics slice: nfs.client.mount.rpc.backlog")
-						validatedMetrics["nfs.client.mount.rpc.backlog"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Mean length of the transport's backlog queue at each send since the previous scrape (nfsiostat avg backlog); none when nothing was sent. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{request}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["nfs.client.mount.rpc.backlog"], "Found a duplicate in the metrics slice: nfs.client.mount.rpc.backlog")
-						validatedMetrics["nfs.client.mount.rpc.backlog"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Mean length of the transport's backlog queue at each send since the previous scrape (nfsiostat avg backlog); none when nothing was sent. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{request}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["nfs.client.mount.rpc.backlog"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-					}
-				case "nfs.client.mount.rpc.count":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["nfs.client.mount.rpc.count"], "Found a duplicate in the metrics slice: nfs.client.mount.rpc.count")
-						validatedMetrics["nfs.client.mount.rpc.count"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "RPC requests sent (retransmissions included) and replies received over the mount's transports (nconnect ones summed). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{request}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "transmit", networkIoDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["nfs.client.mount.rpc.count"], "Found a duplicate in the metrics slice: nfs.client.mount.rpc.count")
-						validatedMetrics["nfs.client.mount.rpc.count"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "RPC requests sent (retransmissions included) and replies received over the mount's transports (nconnect ones summed). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{request}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["nfs.client.mount.rpc.count"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("network.io.direction")
-						assert.False(t, ok)
-					}
-				case "nfs.client.mount.rpc.major_timeout.count":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["nfs.client.mount.rpc.major_timeout.count"], "Found a duplicate in the metrics slice: nfs.client.mount.rpc.major_timeout.count")
-						validatedMetrics["nfs.client.mount.rpc.major_timeout.count"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Major timeouts of the mount's operations (a request that ran out of retransmissions, when the kernel logs server not responding). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{request}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["nfs.client.mount.rpc.major_timeout.count"], "Found a duplicate in the metrics slice: nfs.client.mount.rpc.major_timeout.count")
-						validatedMetrics["nfs.client.mount.rpc.major_timeout.count"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Major timeouts of the mount's operations (a request that ran out of retransmissions, when the kernel logs server not responding). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{request}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["nfs.client.mount.rpc.major_timeout.count"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-					}
-				case "nfs.client.mount.rpc.retransmit.count":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["nfs.client.mount.rpc.retransmit.count"], "Found a duplicate in the metrics slice: nfs.client.mount.rpc.retransmit.count")
-						validatedMetrics["nfs.client.mount.rpc.retransmit.count"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "RPC retransmissions of the mount's operations (transmissions - operations, summed). Not in semantic conventions (semconv's nfs.client.rpc.retransmit.count is host-wide).", mi.Description())
-						assert.Equal(t, "{request}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["nfs.client.mount.rpc.retransmit.count"], "Found a duplicate in the metrics slice: nfs.client.mount.rpc.retransmit.count")
-						validatedMetrics["nfs.client.mount.rpc.retransmit.count"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "RPC retransmissions of the mount's operations (transmissions - operations, summed). Not in semantic conventions (semconv's nfs.client.rpc.retransmit.count is host-wide).", mi.Description())
-						assert.Equal(t, "{request}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["nfs.client.mount.rpc.retransmit.count"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-					}
-				case "nfs.client.mount.transport.connect.count":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["nfs.client.mount.transport.connect.count"], "Found a duplicate in the metrics slice: nfs.client.mount.transport.connect.count")
-						validatedMetrics["nfs.client.mount.transport.connect.count"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Connections the mount's transports made to the server (a rising count is a flapping connection). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{connection}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["nfs.client.mount.transport.connect.count"], "Found a duplicate in the metrics slice: nfs.client.mount.transport.connect.count")
-						validatedMetrics["nfs.client.mount.transport.connect.count"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Connections the mount's transports made to the server (a rising count is a flapping connection). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{connection}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["nfs.client.mount.transport.connect.count"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-					}
-				case "system.filesystem.client.state":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.client.state"], "Found a duplicate in the metrics slice: system.filesystem.client.state")
-						validatedMetrics["system.filesystem.client.state"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "The mount's client state as a state set: 1 for the current state, 0 for the others. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						clientStateAttrVal, ok := dp.Attributes().Get("state")
-						assert.True(t, ok)
-						assert.Equal(t, "ok", clientStateAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.client.state"], "Found a duplicate in the metrics slice: system.filesystem.client.state")
-						validatedMetrics["system.filesystem.client.state"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "The mount's client state as a state set: 1 for the current state, 0 for the others. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.client.state"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("state")
 						assert.False(t, ok)
 					}
 				}

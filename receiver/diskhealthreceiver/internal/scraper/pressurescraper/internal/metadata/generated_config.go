@@ -8,23 +8,23 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 )
 
-// SystemIoLinuxPressure10sMetricAttributeKey specifies the key of an attribute for the system.io.linux.pressure.10s metric.
-type SystemIoLinuxPressure10sMetricAttributeKey string
+// DiskHealthIoLinuxPressure10sMetricAttributeKey specifies the key of an attribute for the disk_health.io.linux.pressure.10s metric.
+type DiskHealthIoLinuxPressure10sMetricAttributeKey string
 
 const (
-	SystemIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType SystemIoLinuxPressure10sMetricAttributeKey = "system.linux.pressure.stall_type"
+	DiskHealthIoLinuxPressure10sMetricAttributeKeyDiskHealthLinuxPressureStallType DiskHealthIoLinuxPressure10sMetricAttributeKey = "disk_health.linux.pressure.stall_type"
 )
 
-// SystemIoLinuxPressure10sMetricConfig provides config for the system.io.linux.pressure.10s metric.
-type SystemIoLinuxPressure10sMetricConfig struct {
+// DiskHealthIoLinuxPressure10sMetricConfig provides config for the disk_health.io.linux.pressure.10s metric.
+type DiskHealthIoLinuxPressure10sMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemIoLinuxPressure10sMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthIoLinuxPressure10sMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemIoLinuxPressure10sMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthIoLinuxPressure10sMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -38,12 +38,12 @@ func (ms *SystemIoLinuxPressure10sMetricConfig) Unmarshal(parser *confmap.Conf) 
 	return nil
 }
 
-func (ms *SystemIoLinuxPressure10sMetricConfig) Validate() error {
+func (ms *DiskHealthIoLinuxPressure10sMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType:
+		case DiskHealthIoLinuxPressure10sMetricAttributeKeyDiskHealthLinuxPressureStallType:
 		default:
-			return fmt.Errorf("metric system.io.linux.pressure.10s doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+			return fmt.Errorf("metric disk_health.io.linux.pressure.10s doesn't have an attribute %v, valid attributes: [disk_health.linux.pressure.stall_type]", val)
 		}
 	}
 
@@ -56,23 +56,23 @@ func (ms *SystemIoLinuxPressure10sMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemIoLinuxPressure1mMetricAttributeKey specifies the key of an attribute for the system.io.linux.pressure.1m metric.
-type SystemIoLinuxPressure1mMetricAttributeKey string
+// DiskHealthIoLinuxPressure1mMetricAttributeKey specifies the key of an attribute for the disk_health.io.linux.pressure.1m metric.
+type DiskHealthIoLinuxPressure1mMetricAttributeKey string
 
 const (
-	SystemIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType SystemIoLinuxPressure1mMetricAttributeKey = "system.linux.pressure.stall_type"
+	DiskHealthIoLinuxPressure1mMetricAttributeKeyDiskHealthLinuxPressureStallType DiskHealthIoLinuxPressure1mMetricAttributeKey = "disk_health.linux.pressure.stall_type"
 )
 
-// SystemIoLinuxPressure1mMetricConfig provides config for the system.io.linux.pressure.1m metric.
-type SystemIoLinuxPressure1mMetricConfig struct {
+// DiskHealthIoLinuxPressure1mMetricConfig provides config for the disk_health.io.linux.pressure.1m metric.
+type DiskHealthIoLinuxPressure1mMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemIoLinuxPressure1mMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthIoLinuxPressure1mMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemIoLinuxPressure1mMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthIoLinuxPressure1mMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -86,12 +86,12 @@ func (ms *SystemIoLinuxPressure1mMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-func (ms *SystemIoLinuxPressure1mMetricConfig) Validate() error {
+func (ms *DiskHealthIoLinuxPressure1mMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType:
+		case DiskHealthIoLinuxPressure1mMetricAttributeKeyDiskHealthLinuxPressureStallType:
 		default:
-			return fmt.Errorf("metric system.io.linux.pressure.1m doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+			return fmt.Errorf("metric disk_health.io.linux.pressure.1m doesn't have an attribute %v, valid attributes: [disk_health.linux.pressure.stall_type]", val)
 		}
 	}
 
@@ -104,23 +104,23 @@ func (ms *SystemIoLinuxPressure1mMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemIoLinuxPressure5mMetricAttributeKey specifies the key of an attribute for the system.io.linux.pressure.5m metric.
-type SystemIoLinuxPressure5mMetricAttributeKey string
+// DiskHealthIoLinuxPressure5mMetricAttributeKey specifies the key of an attribute for the disk_health.io.linux.pressure.5m metric.
+type DiskHealthIoLinuxPressure5mMetricAttributeKey string
 
 const (
-	SystemIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType SystemIoLinuxPressure5mMetricAttributeKey = "system.linux.pressure.stall_type"
+	DiskHealthIoLinuxPressure5mMetricAttributeKeyDiskHealthLinuxPressureStallType DiskHealthIoLinuxPressure5mMetricAttributeKey = "disk_health.linux.pressure.stall_type"
 )
 
-// SystemIoLinuxPressure5mMetricConfig provides config for the system.io.linux.pressure.5m metric.
-type SystemIoLinuxPressure5mMetricConfig struct {
+// DiskHealthIoLinuxPressure5mMetricConfig provides config for the disk_health.io.linux.pressure.5m metric.
+type DiskHealthIoLinuxPressure5mMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemIoLinuxPressure5mMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthIoLinuxPressure5mMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemIoLinuxPressure5mMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthIoLinuxPressure5mMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -134,12 +134,12 @@ func (ms *SystemIoLinuxPressure5mMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-func (ms *SystemIoLinuxPressure5mMetricConfig) Validate() error {
+func (ms *DiskHealthIoLinuxPressure5mMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType:
+		case DiskHealthIoLinuxPressure5mMetricAttributeKeyDiskHealthLinuxPressureStallType:
 		default:
-			return fmt.Errorf("metric system.io.linux.pressure.5m doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+			return fmt.Errorf("metric disk_health.io.linux.pressure.5m doesn't have an attribute %v, valid attributes: [disk_health.linux.pressure.stall_type]", val)
 		}
 	}
 
@@ -152,23 +152,23 @@ func (ms *SystemIoLinuxPressure5mMetricConfig) Validate() error {
 	return nil
 }
 
-// SystemIoLinuxPressureTotalMetricAttributeKey specifies the key of an attribute for the system.io.linux.pressure.total metric.
-type SystemIoLinuxPressureTotalMetricAttributeKey string
+// DiskHealthIoLinuxPressureTotalMetricAttributeKey specifies the key of an attribute for the disk_health.io.linux.pressure.total metric.
+type DiskHealthIoLinuxPressureTotalMetricAttributeKey string
 
 const (
-	SystemIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType SystemIoLinuxPressureTotalMetricAttributeKey = "system.linux.pressure.stall_type"
+	DiskHealthIoLinuxPressureTotalMetricAttributeKeyDiskHealthLinuxPressureStallType DiskHealthIoLinuxPressureTotalMetricAttributeKey = "disk_health.linux.pressure.stall_type"
 )
 
-// SystemIoLinuxPressureTotalMetricConfig provides config for the system.io.linux.pressure.total metric.
-type SystemIoLinuxPressureTotalMetricConfig struct {
+// DiskHealthIoLinuxPressureTotalMetricConfig provides config for the disk_health.io.linux.pressure.total metric.
+type DiskHealthIoLinuxPressureTotalMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemIoLinuxPressureTotalMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthIoLinuxPressureTotalMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *SystemIoLinuxPressureTotalMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthIoLinuxPressureTotalMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -182,12 +182,12 @@ func (ms *SystemIoLinuxPressureTotalMetricConfig) Unmarshal(parser *confmap.Conf
 	return nil
 }
 
-func (ms *SystemIoLinuxPressureTotalMetricConfig) Validate() error {
+func (ms *DiskHealthIoLinuxPressureTotalMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType:
+		case DiskHealthIoLinuxPressureTotalMetricAttributeKeyDiskHealthLinuxPressureStallType:
 		default:
-			return fmt.Errorf("metric system.io.linux.pressure.total doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+			return fmt.Errorf("metric disk_health.io.linux.pressure.total doesn't have an attribute %v, valid attributes: [disk_health.linux.pressure.stall_type]", val)
 		}
 	}
 
@@ -202,33 +202,33 @@ func (ms *SystemIoLinuxPressureTotalMetricConfig) Validate() error {
 
 // MetricsConfig provides config for pressure metrics.
 type MetricsConfig struct {
-	SystemIoLinuxPressure10s   SystemIoLinuxPressure10sMetricConfig   `mapstructure:"system.io.linux.pressure.10s"`
-	SystemIoLinuxPressure1m    SystemIoLinuxPressure1mMetricConfig    `mapstructure:"system.io.linux.pressure.1m"`
-	SystemIoLinuxPressure5m    SystemIoLinuxPressure5mMetricConfig    `mapstructure:"system.io.linux.pressure.5m"`
-	SystemIoLinuxPressureTotal SystemIoLinuxPressureTotalMetricConfig `mapstructure:"system.io.linux.pressure.total"`
+	DiskHealthIoLinuxPressure10s   DiskHealthIoLinuxPressure10sMetricConfig   `mapstructure:"disk_health.io.linux.pressure.10s"`
+	DiskHealthIoLinuxPressure1m    DiskHealthIoLinuxPressure1mMetricConfig    `mapstructure:"disk_health.io.linux.pressure.1m"`
+	DiskHealthIoLinuxPressure5m    DiskHealthIoLinuxPressure5mMetricConfig    `mapstructure:"disk_health.io.linux.pressure.5m"`
+	DiskHealthIoLinuxPressureTotal DiskHealthIoLinuxPressureTotalMetricConfig `mapstructure:"disk_health.io.linux.pressure.total"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
-		SystemIoLinuxPressure10s: SystemIoLinuxPressure10sMetricConfig{
+		DiskHealthIoLinuxPressure10s: DiskHealthIoLinuxPressure10sMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemIoLinuxPressure10sMetricAttributeKey{SystemIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
+			EnabledAttributes:   []DiskHealthIoLinuxPressure10sMetricAttributeKey{DiskHealthIoLinuxPressure10sMetricAttributeKeyDiskHealthLinuxPressureStallType},
 		},
-		SystemIoLinuxPressure1m: SystemIoLinuxPressure1mMetricConfig{
+		DiskHealthIoLinuxPressure1m: DiskHealthIoLinuxPressure1mMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemIoLinuxPressure1mMetricAttributeKey{SystemIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
+			EnabledAttributes:   []DiskHealthIoLinuxPressure1mMetricAttributeKey{DiskHealthIoLinuxPressure1mMetricAttributeKeyDiskHealthLinuxPressureStallType},
 		},
-		SystemIoLinuxPressure5m: SystemIoLinuxPressure5mMetricConfig{
+		DiskHealthIoLinuxPressure5m: DiskHealthIoLinuxPressure5mMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemIoLinuxPressure5mMetricAttributeKey{SystemIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
+			EnabledAttributes:   []DiskHealthIoLinuxPressure5mMetricAttributeKey{DiskHealthIoLinuxPressure5mMetricAttributeKeyDiskHealthLinuxPressureStallType},
 		},
-		SystemIoLinuxPressureTotal: SystemIoLinuxPressureTotalMetricConfig{
+		DiskHealthIoLinuxPressureTotal: DiskHealthIoLinuxPressureTotalMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemIoLinuxPressureTotalMetricAttributeKey{SystemIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+			EnabledAttributes:   []DiskHealthIoLinuxPressureTotalMetricAttributeKey{DiskHealthIoLinuxPressureTotalMetricAttributeKeyDiskHealthLinuxPressureStallType},
 		},
 	}
 }

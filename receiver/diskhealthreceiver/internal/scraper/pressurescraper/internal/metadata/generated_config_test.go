@@ -26,25 +26,25 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
-					SystemIoLinuxPressure10s: SystemIoLinuxPressure10sMetricConfig{
+					DiskHealthIoLinuxPressure10s: DiskHealthIoLinuxPressure10sMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemIoLinuxPressure10sMetricAttributeKey{SystemIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []DiskHealthIoLinuxPressure10sMetricAttributeKey{DiskHealthIoLinuxPressure10sMetricAttributeKeyDiskHealthLinuxPressureStallType},
 					},
-					SystemIoLinuxPressure1m: SystemIoLinuxPressure1mMetricConfig{
+					DiskHealthIoLinuxPressure1m: DiskHealthIoLinuxPressure1mMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemIoLinuxPressure1mMetricAttributeKey{SystemIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []DiskHealthIoLinuxPressure1mMetricAttributeKey{DiskHealthIoLinuxPressure1mMetricAttributeKeyDiskHealthLinuxPressureStallType},
 					},
-					SystemIoLinuxPressure5m: SystemIoLinuxPressure5mMetricConfig{
+					DiskHealthIoLinuxPressure5m: DiskHealthIoLinuxPressure5mMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemIoLinuxPressure5mMetricAttributeKey{SystemIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []DiskHealthIoLinuxPressure5mMetricAttributeKey{DiskHealthIoLinuxPressure5mMetricAttributeKeyDiskHealthLinuxPressureStallType},
 					},
-					SystemIoLinuxPressureTotal: SystemIoLinuxPressureTotalMetricConfig{
+					DiskHealthIoLinuxPressureTotal: DiskHealthIoLinuxPressureTotalMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemIoLinuxPressureTotalMetricAttributeKey{SystemIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []DiskHealthIoLinuxPressureTotalMetricAttributeKey{DiskHealthIoLinuxPressureTotalMetricAttributeKeyDiskHealthLinuxPressureStallType},
 					},
 				},
 			},
@@ -53,25 +53,25 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
-					SystemIoLinuxPressure10s: SystemIoLinuxPressure10sMetricConfig{
+					DiskHealthIoLinuxPressure10s: DiskHealthIoLinuxPressure10sMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemIoLinuxPressure10sMetricAttributeKey{SystemIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []DiskHealthIoLinuxPressure10sMetricAttributeKey{DiskHealthIoLinuxPressure10sMetricAttributeKeyDiskHealthLinuxPressureStallType},
 					},
-					SystemIoLinuxPressure1m: SystemIoLinuxPressure1mMetricConfig{
+					DiskHealthIoLinuxPressure1m: DiskHealthIoLinuxPressure1mMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemIoLinuxPressure1mMetricAttributeKey{SystemIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []DiskHealthIoLinuxPressure1mMetricAttributeKey{DiskHealthIoLinuxPressure1mMetricAttributeKeyDiskHealthLinuxPressureStallType},
 					},
-					SystemIoLinuxPressure5m: SystemIoLinuxPressure5mMetricConfig{
+					DiskHealthIoLinuxPressure5m: DiskHealthIoLinuxPressure5mMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemIoLinuxPressure5mMetricAttributeKey{SystemIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []DiskHealthIoLinuxPressure5mMetricAttributeKey{DiskHealthIoLinuxPressure5mMetricAttributeKeyDiskHealthLinuxPressureStallType},
 					},
-					SystemIoLinuxPressureTotal: SystemIoLinuxPressureTotalMetricConfig{
+					DiskHealthIoLinuxPressureTotal: DiskHealthIoLinuxPressureTotalMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemIoLinuxPressureTotalMetricAttributeKey{SystemIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []DiskHealthIoLinuxPressureTotalMetricAttributeKey{DiskHealthIoLinuxPressureTotalMetricAttributeKeyDiskHealthLinuxPressureStallType},
 					},
 				},
 			},
@@ -80,55 +80,55 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemIoLinuxPressure10sMetricConfig{}, SystemIoLinuxPressure1mMetricConfig{}, SystemIoLinuxPressure5mMetricConfig{}, SystemIoLinuxPressureTotalMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthIoLinuxPressure10sMetricConfig{}, DiskHealthIoLinuxPressure1mMetricConfig{}, DiskHealthIoLinuxPressure5mMetricConfig{}, DiskHealthIoLinuxPressureTotalMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
-func TestSystemIoLinuxPressure10sMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemIoLinuxPressure10s
+func TestDiskHealthIoLinuxPressure10sMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthIoLinuxPressure10s
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemIoLinuxPressure10sMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.io.linux.pressure.10s doesn't have an attribute invalid, valid attributes: [system.linux.pressure.stall_type]")
+	cfg.EnabledAttributes = []DiskHealthIoLinuxPressure10sMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.io.linux.pressure.10s doesn't have an attribute invalid, valid attributes: [disk_health.linux.pressure.stall_type]")
 
-	cfg = DefaultMetricsConfig().SystemIoLinuxPressure10s
+	cfg = DefaultMetricsConfig().DiskHealthIoLinuxPressure10s
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemIoLinuxPressure1mMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemIoLinuxPressure1m
+func TestDiskHealthIoLinuxPressure1mMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthIoLinuxPressure1m
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemIoLinuxPressure1mMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.io.linux.pressure.1m doesn't have an attribute invalid, valid attributes: [system.linux.pressure.stall_type]")
+	cfg.EnabledAttributes = []DiskHealthIoLinuxPressure1mMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.io.linux.pressure.1m doesn't have an attribute invalid, valid attributes: [disk_health.linux.pressure.stall_type]")
 
-	cfg = DefaultMetricsConfig().SystemIoLinuxPressure1m
+	cfg = DefaultMetricsConfig().DiskHealthIoLinuxPressure1m
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemIoLinuxPressure5mMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemIoLinuxPressure5m
+func TestDiskHealthIoLinuxPressure5mMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthIoLinuxPressure5m
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemIoLinuxPressure5mMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.io.linux.pressure.5m doesn't have an attribute invalid, valid attributes: [system.linux.pressure.stall_type]")
+	cfg.EnabledAttributes = []DiskHealthIoLinuxPressure5mMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.io.linux.pressure.5m doesn't have an attribute invalid, valid attributes: [disk_health.linux.pressure.stall_type]")
 
-	cfg = DefaultMetricsConfig().SystemIoLinuxPressure5m
+	cfg = DefaultMetricsConfig().DiskHealthIoLinuxPressure5m
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestSystemIoLinuxPressureTotalMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemIoLinuxPressureTotal
+func TestDiskHealthIoLinuxPressureTotalMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthIoLinuxPressureTotal
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []SystemIoLinuxPressureTotalMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.io.linux.pressure.total doesn't have an attribute invalid, valid attributes: [system.linux.pressure.stall_type]")
+	cfg.EnabledAttributes = []DiskHealthIoLinuxPressureTotalMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.io.linux.pressure.total doesn't have an attribute invalid, valid attributes: [disk_health.linux.pressure.stall_type]")
 
-	cfg = DefaultMetricsConfig().SystemIoLinuxPressureTotal
+	cfg = DefaultMetricsConfig().DiskHealthIoLinuxPressureTotal
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -3,11 +3,11 @@
 package metadata
 
 import (
+	conventions "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/semconv/v1.44.0"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
-	conventions "go.opentelemetry.io/otel/semconv/v1.38.0"
 	"slices"
 	"time"
 )
@@ -19,56 +19,56 @@ const (
 	AggregationStrategyMax = "max"
 )
 
-// AttributeSystemLinuxPressureStallType specifies the value system.linux.pressure.stall_type attribute.
-type AttributeSystemLinuxPressureStallType int
+// AttributeDiskHealthLinuxPressureStallType specifies the value disk_health.linux.pressure.stall_type attribute.
+type AttributeDiskHealthLinuxPressureStallType int
 
 const (
-	_ AttributeSystemLinuxPressureStallType = iota
-	AttributeSystemLinuxPressureStallTypeSome
-	AttributeSystemLinuxPressureStallTypeFull
+	_ AttributeDiskHealthLinuxPressureStallType = iota
+	AttributeDiskHealthLinuxPressureStallTypeSome
+	AttributeDiskHealthLinuxPressureStallTypeFull
 )
 
-// String returns the string representation of the AttributeSystemLinuxPressureStallType.
-func (av AttributeSystemLinuxPressureStallType) String() string {
+// String returns the string representation of the AttributeDiskHealthLinuxPressureStallType.
+func (av AttributeDiskHealthLinuxPressureStallType) String() string {
 	switch av {
-	case AttributeSystemLinuxPressureStallTypeSome:
+	case AttributeDiskHealthLinuxPressureStallTypeSome:
 		return "some"
-	case AttributeSystemLinuxPressureStallTypeFull:
+	case AttributeDiskHealthLinuxPressureStallTypeFull:
 		return "full"
 	}
 	return ""
 }
 
-// MapAttributeSystemLinuxPressureStallType is a helper map of string to AttributeSystemLinuxPressureStallType attribute value.
-var MapAttributeSystemLinuxPressureStallType = map[string]AttributeSystemLinuxPressureStallType{
-	"some": AttributeSystemLinuxPressureStallTypeSome,
-	"full": AttributeSystemLinuxPressureStallTypeFull,
+// MapAttributeDiskHealthLinuxPressureStallType is a helper map of string to AttributeDiskHealthLinuxPressureStallType attribute value.
+var MapAttributeDiskHealthLinuxPressureStallType = map[string]AttributeDiskHealthLinuxPressureStallType{
+	"some": AttributeDiskHealthLinuxPressureStallTypeSome,
+	"full": AttributeDiskHealthLinuxPressureStallTypeFull,
 }
 
 var MetricsInfo = metricsInfo{
-	SystemIoLinuxPressure10s: metricInfo{
-		Name:       "system.io.linux.pressure.10s",
-		Attributes: []string{"system.linux.pressure.stall_type"},
+	DiskHealthIoLinuxPressure10s: metricInfo{
+		Name:       "disk_health.io.linux.pressure.10s",
+		Attributes: []string{"disk_health.linux.pressure.stall_type"},
 	},
-	SystemIoLinuxPressure1m: metricInfo{
-		Name:       "system.io.linux.pressure.1m",
-		Attributes: []string{"system.linux.pressure.stall_type"},
+	DiskHealthIoLinuxPressure1m: metricInfo{
+		Name:       "disk_health.io.linux.pressure.1m",
+		Attributes: []string{"disk_health.linux.pressure.stall_type"},
 	},
-	SystemIoLinuxPressure5m: metricInfo{
-		Name:       "system.io.linux.pressure.5m",
-		Attributes: []string{"system.linux.pressure.stall_type"},
+	DiskHealthIoLinuxPressure5m: metricInfo{
+		Name:       "disk_health.io.linux.pressure.5m",
+		Attributes: []string{"disk_health.linux.pressure.stall_type"},
 	},
-	SystemIoLinuxPressureTotal: metricInfo{
-		Name:       "system.io.linux.pressure.total",
-		Attributes: []string{"system.linux.pressure.stall_type"},
+	DiskHealthIoLinuxPressureTotal: metricInfo{
+		Name:       "disk_health.io.linux.pressure.total",
+		Attributes: []string{"disk_health.linux.pressure.stall_type"},
 	},
 }
 
 type metricsInfo struct {
-	SystemIoLinuxPressure10s   metricInfo
-	SystemIoLinuxPressure1m    metricInfo
-	SystemIoLinuxPressure5m    metricInfo
-	SystemIoLinuxPressureTotal metricInfo
+	DiskHealthIoLinuxPressure10s   metricInfo
+	DiskHealthIoLinuxPressure1m    metricInfo
+	DiskHealthIoLinuxPressure5m    metricInfo
+	DiskHealthIoLinuxPressureTotal metricInfo
 }
 
 type metricInfo struct {
@@ -76,16 +76,16 @@ type metricInfo struct {
 	Attributes []string
 }
 
-type metricSystemIoLinuxPressure10s struct {
-	data          pmetric.Metric                       // data buffer for generated metric.
-	config        SystemIoLinuxPressure10sMetricConfig // metric config provided by user.
-	capacity      int                                  // max observed number of data points added to the metric.
-	aggDataPoints []float64                            // slice containing number of aggregated datapoints at each index
+type metricDiskHealthIoLinuxPressure10s struct {
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        DiskHealthIoLinuxPressure10sMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []float64                                // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.io.linux.pressure.10s metric with initial data.
-func (m *metricSystemIoLinuxPressure10s) init() {
-	m.data.SetName("system.io.linux.pressure.10s")
+// init fills disk_health.io.linux.pressure.10s metric with initial data.
+func (m *metricDiskHealthIoLinuxPressure10s) init() {
+	m.data.SetName("disk_health.io.linux.pressure.10s")
 	m.data.SetDescription("Share of the last 10 s in which some / all non-idle tasks were stalled on I/O, 0–1 (/proc/pressure/io avg10 / 100). Proposed semantic conventions (not yet merged).")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
@@ -93,7 +93,7 @@ func (m *metricSystemIoLinuxPressure10s) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemIoLinuxPressure10s) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+func (m *metricDiskHealthIoLinuxPressure10s) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, diskHealthLinuxPressureStallTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -101,8 +101,8 @@ func (m *metricSystemIoLinuxPressure10s) recordDataPoint(start pcommon.Timestamp
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType) {
-		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthIoLinuxPressure10sMetricAttributeKeyDiskHealthLinuxPressureStallType) {
+		dp.Attributes().PutStr("disk_health.linux.pressure.stall_type", diskHealthLinuxPressureStallTypeAttributeValue)
 	}
 
 	var s string
@@ -135,14 +135,14 @@ func (m *metricSystemIoLinuxPressure10s) recordDataPoint(start pcommon.Timestamp
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemIoLinuxPressure10s) updateCapacity() {
+func (m *metricDiskHealthIoLinuxPressure10s) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemIoLinuxPressure10s) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthIoLinuxPressure10s) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -155,8 +155,8 @@ func (m *metricSystemIoLinuxPressure10s) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricSystemIoLinuxPressure10s(cfg SystemIoLinuxPressure10sMetricConfig) metricSystemIoLinuxPressure10s {
-	m := metricSystemIoLinuxPressure10s{config: cfg}
+func newMetricDiskHealthIoLinuxPressure10s(cfg DiskHealthIoLinuxPressure10sMetricConfig) metricDiskHealthIoLinuxPressure10s {
+	m := metricDiskHealthIoLinuxPressure10s{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -165,16 +165,16 @@ func newMetricSystemIoLinuxPressure10s(cfg SystemIoLinuxPressure10sMetricConfig)
 	return m
 }
 
-type metricSystemIoLinuxPressure1m struct {
-	data          pmetric.Metric                      // data buffer for generated metric.
-	config        SystemIoLinuxPressure1mMetricConfig // metric config provided by user.
-	capacity      int                                 // max observed number of data points added to the metric.
-	aggDataPoints []float64                           // slice containing number of aggregated datapoints at each index
+type metricDiskHealthIoLinuxPressure1m struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        DiskHealthIoLinuxPressure1mMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []float64                               // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.io.linux.pressure.1m metric with initial data.
-func (m *metricSystemIoLinuxPressure1m) init() {
-	m.data.SetName("system.io.linux.pressure.1m")
+// init fills disk_health.io.linux.pressure.1m metric with initial data.
+func (m *metricDiskHealthIoLinuxPressure1m) init() {
+	m.data.SetName("disk_health.io.linux.pressure.1m")
 	m.data.SetDescription("Share of the last 60 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg60 / 100). Proposed semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
@@ -182,7 +182,7 @@ func (m *metricSystemIoLinuxPressure1m) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemIoLinuxPressure1m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+func (m *metricDiskHealthIoLinuxPressure1m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, diskHealthLinuxPressureStallTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -190,8 +190,8 @@ func (m *metricSystemIoLinuxPressure1m) recordDataPoint(start pcommon.Timestamp,
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType) {
-		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthIoLinuxPressure1mMetricAttributeKeyDiskHealthLinuxPressureStallType) {
+		dp.Attributes().PutStr("disk_health.linux.pressure.stall_type", diskHealthLinuxPressureStallTypeAttributeValue)
 	}
 
 	var s string
@@ -224,14 +224,14 @@ func (m *metricSystemIoLinuxPressure1m) recordDataPoint(start pcommon.Timestamp,
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemIoLinuxPressure1m) updateCapacity() {
+func (m *metricDiskHealthIoLinuxPressure1m) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemIoLinuxPressure1m) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthIoLinuxPressure1m) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -244,8 +244,8 @@ func (m *metricSystemIoLinuxPressure1m) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricSystemIoLinuxPressure1m(cfg SystemIoLinuxPressure1mMetricConfig) metricSystemIoLinuxPressure1m {
-	m := metricSystemIoLinuxPressure1m{config: cfg}
+func newMetricDiskHealthIoLinuxPressure1m(cfg DiskHealthIoLinuxPressure1mMetricConfig) metricDiskHealthIoLinuxPressure1m {
+	m := metricDiskHealthIoLinuxPressure1m{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -254,16 +254,16 @@ func newMetricSystemIoLinuxPressure1m(cfg SystemIoLinuxPressure1mMetricConfig) m
 	return m
 }
 
-type metricSystemIoLinuxPressure5m struct {
-	data          pmetric.Metric                      // data buffer for generated metric.
-	config        SystemIoLinuxPressure5mMetricConfig // metric config provided by user.
-	capacity      int                                 // max observed number of data points added to the metric.
-	aggDataPoints []float64                           // slice containing number of aggregated datapoints at each index
+type metricDiskHealthIoLinuxPressure5m struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        DiskHealthIoLinuxPressure5mMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []float64                               // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.io.linux.pressure.5m metric with initial data.
-func (m *metricSystemIoLinuxPressure5m) init() {
-	m.data.SetName("system.io.linux.pressure.5m")
+// init fills disk_health.io.linux.pressure.5m metric with initial data.
+func (m *metricDiskHealthIoLinuxPressure5m) init() {
+	m.data.SetName("disk_health.io.linux.pressure.5m")
 	m.data.SetDescription("Share of the last 300 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg300 / 100). Proposed semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
@@ -271,7 +271,7 @@ func (m *metricSystemIoLinuxPressure5m) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemIoLinuxPressure5m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+func (m *metricDiskHealthIoLinuxPressure5m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, diskHealthLinuxPressureStallTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -279,8 +279,8 @@ func (m *metricSystemIoLinuxPressure5m) recordDataPoint(start pcommon.Timestamp,
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType) {
-		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthIoLinuxPressure5mMetricAttributeKeyDiskHealthLinuxPressureStallType) {
+		dp.Attributes().PutStr("disk_health.linux.pressure.stall_type", diskHealthLinuxPressureStallTypeAttributeValue)
 	}
 
 	var s string
@@ -313,14 +313,14 @@ func (m *metricSystemIoLinuxPressure5m) recordDataPoint(start pcommon.Timestamp,
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemIoLinuxPressure5m) updateCapacity() {
+func (m *metricDiskHealthIoLinuxPressure5m) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemIoLinuxPressure5m) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthIoLinuxPressure5m) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -333,8 +333,8 @@ func (m *metricSystemIoLinuxPressure5m) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricSystemIoLinuxPressure5m(cfg SystemIoLinuxPressure5mMetricConfig) metricSystemIoLinuxPressure5m {
-	m := metricSystemIoLinuxPressure5m{config: cfg}
+func newMetricDiskHealthIoLinuxPressure5m(cfg DiskHealthIoLinuxPressure5mMetricConfig) metricDiskHealthIoLinuxPressure5m {
+	m := metricDiskHealthIoLinuxPressure5m{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -343,16 +343,16 @@ func newMetricSystemIoLinuxPressure5m(cfg SystemIoLinuxPressure5mMetricConfig) m
 	return m
 }
 
-type metricSystemIoLinuxPressureTotal struct {
-	data          pmetric.Metric                         // data buffer for generated metric.
-	config        SystemIoLinuxPressureTotalMetricConfig // metric config provided by user.
-	capacity      int                                    // max observed number of data points added to the metric.
-	aggDataPoints []float64                              // slice containing number of aggregated datapoints at each index
+type metricDiskHealthIoLinuxPressureTotal struct {
+	data          pmetric.Metric                             // data buffer for generated metric.
+	config        DiskHealthIoLinuxPressureTotalMetricConfig // metric config provided by user.
+	capacity      int                                        // max observed number of data points added to the metric.
+	aggDataPoints []float64                                  // slice containing number of aggregated datapoints at each index
 }
 
-// init fills system.io.linux.pressure.total metric with initial data.
-func (m *metricSystemIoLinuxPressureTotal) init() {
-	m.data.SetName("system.io.linux.pressure.total")
+// init fills disk_health.io.linux.pressure.total metric with initial data.
+func (m *metricDiskHealthIoLinuxPressureTotal) init() {
+	m.data.SetName("disk_health.io.linux.pressure.total")
 	m.data.SetDescription("Cumulative time since boot in which some / all non-idle tasks were stalled on I/O (/proc/pressure/io total, µs → s). rate() of it is the share of time stalled. Proposed semantic conventions.")
 	m.data.SetUnit("s")
 	m.data.SetEmptySum()
@@ -362,7 +362,7 @@ func (m *metricSystemIoLinuxPressureTotal) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemIoLinuxPressureTotal) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+func (m *metricDiskHealthIoLinuxPressureTotal) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, diskHealthLinuxPressureStallTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -370,8 +370,8 @@ func (m *metricSystemIoLinuxPressureTotal) recordDataPoint(start pcommon.Timesta
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType) {
-		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthIoLinuxPressureTotalMetricAttributeKeyDiskHealthLinuxPressureStallType) {
+		dp.Attributes().PutStr("disk_health.linux.pressure.stall_type", diskHealthLinuxPressureStallTypeAttributeValue)
 	}
 
 	var s string
@@ -404,14 +404,14 @@ func (m *metricSystemIoLinuxPressureTotal) recordDataPoint(start pcommon.Timesta
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemIoLinuxPressureTotal) updateCapacity() {
+func (m *metricDiskHealthIoLinuxPressureTotal) updateCapacity() {
 	if m.data.Sum().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemIoLinuxPressureTotal) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthIoLinuxPressureTotal) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -424,8 +424,8 @@ func (m *metricSystemIoLinuxPressureTotal) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricSystemIoLinuxPressureTotal(cfg SystemIoLinuxPressureTotalMetricConfig) metricSystemIoLinuxPressureTotal {
-	m := metricSystemIoLinuxPressureTotal{config: cfg}
+func newMetricDiskHealthIoLinuxPressureTotal(cfg DiskHealthIoLinuxPressureTotalMetricConfig) metricDiskHealthIoLinuxPressureTotal {
+	m := metricDiskHealthIoLinuxPressureTotal{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -437,15 +437,15 @@ func newMetricSystemIoLinuxPressureTotal(cfg SystemIoLinuxPressureTotalMetricCon
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                           MetricsBuilderConfig // config of the metrics builder.
-	startTime                        pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                  int                  // maximum observed number of metrics per resource.
-	metricsBuffer                    pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                        component.BuildInfo  // contains version information.
-	metricSystemIoLinuxPressure10s   metricSystemIoLinuxPressure10s
-	metricSystemIoLinuxPressure1m    metricSystemIoLinuxPressure1m
-	metricSystemIoLinuxPressure5m    metricSystemIoLinuxPressure5m
-	metricSystemIoLinuxPressureTotal metricSystemIoLinuxPressureTotal
+	config                               MetricsBuilderConfig // config of the metrics builder.
+	startTime                            pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                      int                  // maximum observed number of metrics per resource.
+	metricsBuffer                        pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                            component.BuildInfo  // contains version information.
+	metricDiskHealthIoLinuxPressure10s   metricDiskHealthIoLinuxPressure10s
+	metricDiskHealthIoLinuxPressure1m    metricDiskHealthIoLinuxPressure1m
+	metricDiskHealthIoLinuxPressure5m    metricDiskHealthIoLinuxPressure5m
+	metricDiskHealthIoLinuxPressureTotal metricDiskHealthIoLinuxPressureTotal
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -467,14 +467,14 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                           mbc,
-		startTime:                        pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                    pmetric.NewMetrics(),
-		buildInfo:                        settings.BuildInfo,
-		metricSystemIoLinuxPressure10s:   newMetricSystemIoLinuxPressure10s(mbc.Metrics.SystemIoLinuxPressure10s),
-		metricSystemIoLinuxPressure1m:    newMetricSystemIoLinuxPressure1m(mbc.Metrics.SystemIoLinuxPressure1m),
-		metricSystemIoLinuxPressure5m:    newMetricSystemIoLinuxPressure5m(mbc.Metrics.SystemIoLinuxPressure5m),
-		metricSystemIoLinuxPressureTotal: newMetricSystemIoLinuxPressureTotal(mbc.Metrics.SystemIoLinuxPressureTotal),
+		config:                               mbc,
+		startTime:                            pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                        pmetric.NewMetrics(),
+		buildInfo:                            settings.BuildInfo,
+		metricDiskHealthIoLinuxPressure10s:   newMetricDiskHealthIoLinuxPressure10s(mbc.Metrics.DiskHealthIoLinuxPressure10s),
+		metricDiskHealthIoLinuxPressure1m:    newMetricDiskHealthIoLinuxPressure1m(mbc.Metrics.DiskHealthIoLinuxPressure1m),
+		metricDiskHealthIoLinuxPressure5m:    newMetricDiskHealthIoLinuxPressure5m(mbc.Metrics.DiskHealthIoLinuxPressure5m),
+		metricDiskHealthIoLinuxPressureTotal: newMetricDiskHealthIoLinuxPressureTotal(mbc.Metrics.DiskHealthIoLinuxPressureTotal),
 	}
 
 	for _, op := range options {
@@ -541,10 +541,10 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
-	mb.metricSystemIoLinuxPressure10s.emit(ils.Metrics())
-	mb.metricSystemIoLinuxPressure1m.emit(ils.Metrics())
-	mb.metricSystemIoLinuxPressure5m.emit(ils.Metrics())
-	mb.metricSystemIoLinuxPressureTotal.emit(ils.Metrics())
+	mb.metricDiskHealthIoLinuxPressure10s.emit(ils.Metrics())
+	mb.metricDiskHealthIoLinuxPressure1m.emit(ils.Metrics())
+	mb.metricDiskHealthIoLinuxPressure5m.emit(ils.Metrics())
+	mb.metricDiskHealthIoLinuxPressureTotal.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -566,24 +566,24 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	return metrics
 }
 
-// RecordSystemIoLinuxPressure10sDataPoint adds a data point to system.io.linux.pressure.10s metric.
-func (mb *MetricsBuilder) RecordSystemIoLinuxPressure10sDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
-	mb.metricSystemIoLinuxPressure10s.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+// RecordDiskHealthIoLinuxPressure10sDataPoint adds a data point to disk_health.io.linux.pressure.10s metric.
+func (mb *MetricsBuilder) RecordDiskHealthIoLinuxPressure10sDataPoint(ts pcommon.Timestamp, val float64, diskHealthLinuxPressureStallTypeAttributeValue AttributeDiskHealthLinuxPressureStallType) {
+	mb.metricDiskHealthIoLinuxPressure10s.recordDataPoint(mb.startTime, ts, val, diskHealthLinuxPressureStallTypeAttributeValue.String())
 }
 
-// RecordSystemIoLinuxPressure1mDataPoint adds a data point to system.io.linux.pressure.1m metric.
-func (mb *MetricsBuilder) RecordSystemIoLinuxPressure1mDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
-	mb.metricSystemIoLinuxPressure1m.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+// RecordDiskHealthIoLinuxPressure1mDataPoint adds a data point to disk_health.io.linux.pressure.1m metric.
+func (mb *MetricsBuilder) RecordDiskHealthIoLinuxPressure1mDataPoint(ts pcommon.Timestamp, val float64, diskHealthLinuxPressureStallTypeAttributeValue AttributeDiskHealthLinuxPressureStallType) {
+	mb.metricDiskHealthIoLinuxPressure1m.recordDataPoint(mb.startTime, ts, val, diskHealthLinuxPressureStallTypeAttributeValue.String())
 }
 
-// RecordSystemIoLinuxPressure5mDataPoint adds a data point to system.io.linux.pressure.5m metric.
-func (mb *MetricsBuilder) RecordSystemIoLinuxPressure5mDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
-	mb.metricSystemIoLinuxPressure5m.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+// RecordDiskHealthIoLinuxPressure5mDataPoint adds a data point to disk_health.io.linux.pressure.5m metric.
+func (mb *MetricsBuilder) RecordDiskHealthIoLinuxPressure5mDataPoint(ts pcommon.Timestamp, val float64, diskHealthLinuxPressureStallTypeAttributeValue AttributeDiskHealthLinuxPressureStallType) {
+	mb.metricDiskHealthIoLinuxPressure5m.recordDataPoint(mb.startTime, ts, val, diskHealthLinuxPressureStallTypeAttributeValue.String())
 }
 
-// RecordSystemIoLinuxPressureTotalDataPoint adds a data point to system.io.linux.pressure.total metric.
-func (mb *MetricsBuilder) RecordSystemIoLinuxPressureTotalDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
-	mb.metricSystemIoLinuxPressureTotal.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+// RecordDiskHealthIoLinuxPressureTotalDataPoint adds a data point to disk_health.io.linux.pressure.total metric.
+func (mb *MetricsBuilder) RecordDiskHealthIoLinuxPressureTotalDataPoint(ts pcommon.Timestamp, val float64, diskHealthLinuxPressureStallTypeAttributeValue AttributeDiskHealthLinuxPressureStallType) {
+	mb.metricDiskHealthIoLinuxPressureTotal.recordDataPoint(mb.startTime, ts, val, diskHealthLinuxPressureStallTypeAttributeValue.String())
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

@@ -58,10 +58,10 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
-			aggMap["system.io.linux.pressure.10s"] = mb.metricSystemIoLinuxPressure10s.config.AggregationStrategy
-			aggMap["system.io.linux.pressure.1m"] = mb.metricSystemIoLinuxPressure1m.config.AggregationStrategy
-			aggMap["system.io.linux.pressure.5m"] = mb.metricSystemIoLinuxPressure5m.config.AggregationStrategy
-			aggMap["system.io.linux.pressure.total"] = mb.metricSystemIoLinuxPressureTotal.config.AggregationStrategy
+			aggMap["disk_health.io.linux.pressure.10s"] = mb.metricDiskHealthIoLinuxPressure10s.config.AggregationStrategy
+			aggMap["disk_health.io.linux.pressure.1m"] = mb.metricDiskHealthIoLinuxPressure1m.config.AggregationStrategy
+			aggMap["disk_health.io.linux.pressure.5m"] = mb.metricDiskHealthIoLinuxPressure5m.config.AggregationStrategy
+			aggMap["disk_health.io.linux.pressure.total"] = mb.metricDiskHealthIoLinuxPressureTotal.config.AggregationStrategy
 
 			expectedWarnings := 0
 			if tt.metricsSet != testDataSetReag {
@@ -72,36 +72,36 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemIoLinuxPressure10sDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			mb.RecordDiskHealthIoLinuxPressure10sDataPoint(ts, 1, AttributeDiskHealthLinuxPressureStallTypeSome)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemIoLinuxPressure10sDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+				mb.RecordDiskHealthIoLinuxPressure10sDataPoint(ts, 3, AttributeDiskHealthLinuxPressureStallTypeFull)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemIoLinuxPressure1mDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			mb.RecordDiskHealthIoLinuxPressure1mDataPoint(ts, 1, AttributeDiskHealthLinuxPressureStallTypeSome)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemIoLinuxPressure1mDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+				mb.RecordDiskHealthIoLinuxPressure1mDataPoint(ts, 3, AttributeDiskHealthLinuxPressureStallTypeFull)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemIoLinuxPressure5mDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			mb.RecordDiskHealthIoLinuxPressure5mDataPoint(ts, 1, AttributeDiskHealthLinuxPressureStallTypeSome)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemIoLinuxPressure5mDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+				mb.RecordDiskHealthIoLinuxPressure5mDataPoint(ts, 3, AttributeDiskHealthLinuxPressureStallTypeFull)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemIoLinuxPressureTotalDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			mb.RecordDiskHealthIoLinuxPressureTotalDataPoint(ts, 1, AttributeDiskHealthLinuxPressureStallTypeSome)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemIoLinuxPressureTotalDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+				mb.RecordDiskHealthIoLinuxPressureTotalDataPoint(ts, 3, AttributeDiskHealthLinuxPressureStallTypeFull)
 			}
 
 			res := pcommon.NewResource()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
-				assert.Empty(t, mb.metricSystemIoLinuxPressure10s.aggDataPoints)
-				assert.Empty(t, mb.metricSystemIoLinuxPressure1m.aggDataPoints)
-				assert.Empty(t, mb.metricSystemIoLinuxPressure5m.aggDataPoints)
-				assert.Empty(t, mb.metricSystemIoLinuxPressureTotal.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthIoLinuxPressure10s.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthIoLinuxPressure1m.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthIoLinuxPressure5m.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthIoLinuxPressureTotal.aggDataPoints)
 			}
 
 			if tt.expectEmpty {
@@ -129,10 +129,10 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
-				case "system.io.linux.pressure.10s":
+				case "disk_health.io.linux.pressure.10s":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.io.linux.pressure.10s"], "Found a duplicate in the metrics slice: system.io.linux.pressure.10s")
-						validatedMetrics["system.io.linux.pressure.10s"] = true
+						assert.False(t, validatedMetrics["disk_health.io.linux.pressure.10s"], "Found a duplicate in the metrics slice: disk_health.io.linux.pressure.10s")
+						validatedMetrics["disk_health.io.linux.pressure.10s"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Share of the last 10 s in which some / all non-idle tasks were stalled on I/O, 0–1 (/proc/pressure/io avg10 / 100). Proposed semantic conventions (not yet merged).", mi.Description())
@@ -142,12 +142,12 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						diskHealthLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 						assert.True(t, ok)
-						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+						assert.Equal(t, "some", diskHealthLinuxPressureStallTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.io.linux.pressure.10s"], "Found a duplicate in the metrics slice: system.io.linux.pressure.10s")
-						validatedMetrics["system.io.linux.pressure.10s"] = true
+						assert.False(t, validatedMetrics["disk_health.io.linux.pressure.10s"], "Found a duplicate in the metrics slice: disk_health.io.linux.pressure.10s")
+						validatedMetrics["disk_health.io.linux.pressure.10s"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Share of the last 10 s in which some / all non-idle tasks were stalled on I/O, 0–1 (/proc/pressure/io avg10 / 100). Proposed semantic conventions (not yet merged).", mi.Description())
@@ -156,7 +156,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.io.linux.pressure.10s"] {
+						switch aggMap["disk_health.io.linux.pressure.10s"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -166,13 +166,13 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						_, ok := dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 						assert.False(t, ok)
 					}
-				case "system.io.linux.pressure.1m":
+				case "disk_health.io.linux.pressure.1m":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.io.linux.pressure.1m"], "Found a duplicate in the metrics slice: system.io.linux.pressure.1m")
-						validatedMetrics["system.io.linux.pressure.1m"] = true
+						assert.False(t, validatedMetrics["disk_health.io.linux.pressure.1m"], "Found a duplicate in the metrics slice: disk_health.io.linux.pressure.1m")
+						validatedMetrics["disk_health.io.linux.pressure.1m"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Share of the last 60 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg60 / 100). Proposed semantic conventions.", mi.Description())
@@ -182,12 +182,12 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						diskHealthLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 						assert.True(t, ok)
-						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+						assert.Equal(t, "some", diskHealthLinuxPressureStallTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.io.linux.pressure.1m"], "Found a duplicate in the metrics slice: system.io.linux.pressure.1m")
-						validatedMetrics["system.io.linux.pressure.1m"] = true
+						assert.False(t, validatedMetrics["disk_health.io.linux.pressure.1m"], "Found a duplicate in the metrics slice: disk_health.io.linux.pressure.1m")
+						validatedMetrics["disk_health.io.linux.pressure.1m"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Share of the last 60 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg60 / 100). Proposed semantic conventions.", mi.Description())
@@ -196,7 +196,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.io.linux.pressure.1m"] {
+						switch aggMap["disk_health.io.linux.pressure.1m"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -206,13 +206,13 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						_, ok := dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 						assert.False(t, ok)
 					}
-				case "system.io.linux.pressure.5m":
+				case "disk_health.io.linux.pressure.5m":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.io.linux.pressure.5m"], "Found a duplicate in the metrics slice: system.io.linux.pressure.5m")
-						validatedMetrics["system.io.linux.pressure.5m"] = true
+						assert.False(t, validatedMetrics["disk_health.io.linux.pressure.5m"], "Found a duplicate in the metrics slice: disk_health.io.linux.pressure.5m")
+						validatedMetrics["disk_health.io.linux.pressure.5m"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Share of the last 300 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg300 / 100). Proposed semantic conventions.", mi.Description())
@@ -222,12 +222,12 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						diskHealthLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 						assert.True(t, ok)
-						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+						assert.Equal(t, "some", diskHealthLinuxPressureStallTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.io.linux.pressure.5m"], "Found a duplicate in the metrics slice: system.io.linux.pressure.5m")
-						validatedMetrics["system.io.linux.pressure.5m"] = true
+						assert.False(t, validatedMetrics["disk_health.io.linux.pressure.5m"], "Found a duplicate in the metrics slice: disk_health.io.linux.pressure.5m")
+						validatedMetrics["disk_health.io.linux.pressure.5m"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 						assert.Equal(t, "Share of the last 300 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg300 / 100). Proposed semantic conventions.", mi.Description())
@@ -236,7 +236,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.io.linux.pressure.5m"] {
+						switch aggMap["disk_health.io.linux.pressure.5m"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -246,13 +246,13 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						_, ok := dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 						assert.False(t, ok)
 					}
-				case "system.io.linux.pressure.total":
+				case "disk_health.io.linux.pressure.total":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.io.linux.pressure.total"], "Found a duplicate in the metrics slice: system.io.linux.pressure.total")
-						validatedMetrics["system.io.linux.pressure.total"] = true
+						assert.False(t, validatedMetrics["disk_health.io.linux.pressure.total"], "Found a duplicate in the metrics slice: disk_health.io.linux.pressure.total")
+						validatedMetrics["disk_health.io.linux.pressure.total"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Cumulative time since boot in which some / all non-idle tasks were stalled on I/O (/proc/pressure/io total, µs → s). rate() of it is the share of time stalled. Proposed semantic conventions.", mi.Description())
@@ -264,12 +264,12 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						diskHealthLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 						assert.True(t, ok)
-						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+						assert.Equal(t, "some", diskHealthLinuxPressureStallTypeAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["system.io.linux.pressure.total"], "Found a duplicate in the metrics slice: system.io.linux.pressure.total")
-						validatedMetrics["system.io.linux.pressure.total"] = true
+						assert.False(t, validatedMetrics["disk_health.io.linux.pressure.total"], "Found a duplicate in the metrics slice: disk_health.io.linux.pressure.total")
+						validatedMetrics["disk_health.io.linux.pressure.total"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
 						assert.Equal(t, "Cumulative time since boot in which some / all non-idle tasks were stalled on I/O (/proc/pressure/io total, µs → s). rate() of it is the share of time stalled. Proposed semantic conventions.", mi.Description())
@@ -280,7 +280,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["system.io.linux.pressure.total"] {
+						switch aggMap["disk_health.io.linux.pressure.total"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -290,7 +290,7 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						_, ok := dp.Attributes().Get("disk_health.linux.pressure.stall_type")
 						assert.False(t, ok)
 					}
 				}

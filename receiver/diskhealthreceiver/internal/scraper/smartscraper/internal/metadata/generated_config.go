@@ -9,6 +9,1375 @@ import (
 	"go.opentelemetry.io/collector/filter"
 )
 
+// DiskHealthPhysicalDiskBadBlocksMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.bad_blocks metric.
+type DiskHealthPhysicalDiskBadBlocksMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwID                            DiskHealthPhysicalDiskBadBlocksMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwName                          DiskHealthPhysicalDiskBadBlocksMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwType                          DiskHealthPhysicalDiskBadBlocksMetricAttributeKey = "hw.type"
+	DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyDiskHealthPhysicalDiskBlockArea DiskHealthPhysicalDiskBadBlocksMetricAttributeKey = "disk_health.physical_disk.block_area"
+)
+
+// DiskHealthPhysicalDiskBadBlocksMetricConfig provides config for the disk_health.physical_disk.bad_blocks metric.
+type DiskHealthPhysicalDiskBadBlocksMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskBadBlocksMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskBadBlocksMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskBadBlocksMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwID, DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwName, DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwType, DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyDiskHealthPhysicalDiskBlockArea:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.bad_blocks doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk_health.physical_disk.block_area]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.capacitor.health metric.
+type DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwID   DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwName DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwType DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKey = "hw.type"
+)
+
+// DiskHealthPhysicalDiskCapacitorHealthMetricConfig provides config for the disk_health.physical_disk.capacitor.health metric.
+type DiskHealthPhysicalDiskCapacitorHealthMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskCapacitorHealthMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskCapacitorHealthMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwID, DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwName, DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.capacitor.health doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskCloudIoMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.cloud.io metric.
+type DiskHealthPhysicalDiskCloudIoMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwID            DiskHealthPhysicalDiskCloudIoMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwName          DiskHealthPhysicalDiskCloudIoMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwType          DiskHealthPhysicalDiskCloudIoMetricAttributeKey = "hw.type"
+	DiskHealthPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection DiskHealthPhysicalDiskCloudIoMetricAttributeKey = "disk.io.direction"
+)
+
+// DiskHealthPhysicalDiskCloudIoMetricConfig provides config for the disk_health.physical_disk.cloud.io metric.
+type DiskHealthPhysicalDiskCloudIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskCloudIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskCloudIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskCloudIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.cloud.io doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.cloud.limit.utilization metric.
+type DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID                             DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName                           DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType                           DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKey = "hw.type"
+	DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyDiskHealthPhysicalDiskCloudLimit DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKey = "disk_health.physical_disk.cloud.limit"
+)
+
+// DiskHealthPhysicalDiskCloudLimitUtilizationMetricConfig provides config for the disk_health.physical_disk.cloud.limit.utilization metric.
+type DiskHealthPhysicalDiskCloudLimitUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskCloudLimitUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskCloudLimitUtilizationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyDiskHealthPhysicalDiskCloudLimit:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.cloud.limit.utilization doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk_health.physical_disk.cloud.limit]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.cloud.limit_exceeded.time metric.
+type DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID                             DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName                           DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType                           DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKey = "hw.type"
+	DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyDiskHealthPhysicalDiskCloudLimit DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKey = "disk_health.physical_disk.cloud.limit"
+)
+
+// DiskHealthPhysicalDiskCloudLimitExceededTimeMetricConfig provides config for the disk_health.physical_disk.cloud.limit_exceeded.time metric.
+type DiskHealthPhysicalDiskCloudLimitExceededTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskCloudLimitExceededTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskCloudLimitExceededTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyDiskHealthPhysicalDiskCloudLimit:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.cloud.limit_exceeded.time doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk_health.physical_disk.cloud.limit]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.cloud.operation.time metric.
+type DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID            DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName          DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType          DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKey = "hw.type"
+	DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKey = "disk.io.direction"
+)
+
+// DiskHealthPhysicalDiskCloudOperationTimeMetricConfig provides config for the disk_health.physical_disk.cloud.operation.time metric.
+type DiskHealthPhysicalDiskCloudOperationTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskCloudOperationTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskCloudOperationTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.cloud.operation.time doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskCloudOperationsMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.cloud.operations metric.
+type DiskHealthPhysicalDiskCloudOperationsMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwID            DiskHealthPhysicalDiskCloudOperationsMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwName          DiskHealthPhysicalDiskCloudOperationsMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwType          DiskHealthPhysicalDiskCloudOperationsMetricAttributeKey = "hw.type"
+	DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection DiskHealthPhysicalDiskCloudOperationsMetricAttributeKey = "disk.io.direction"
+)
+
+// DiskHealthPhysicalDiskCloudOperationsMetricConfig provides config for the disk_health.physical_disk.cloud.operations metric.
+type DiskHealthPhysicalDiskCloudOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskCloudOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskCloudOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskCloudOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.cloud.operations doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.cloud.queue_length metric.
+type DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID   DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKey = "hw.type"
+)
+
+// DiskHealthPhysicalDiskCloudQueueLengthMetricConfig provides config for the disk_health.physical_disk.cloud.queue_length metric.
+type DiskHealthPhysicalDiskCloudQueueLengthMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskCloudQueueLengthMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskCloudQueueLengthMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.cloud.queue_length doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskIoMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.io metric.
+type DiskHealthPhysicalDiskIoMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskIoMetricAttributeKeyHwID            DiskHealthPhysicalDiskIoMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskIoMetricAttributeKeyHwName          DiskHealthPhysicalDiskIoMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskIoMetricAttributeKeyHwType          DiskHealthPhysicalDiskIoMetricAttributeKey = "hw.type"
+	DiskHealthPhysicalDiskIoMetricAttributeKeyDiskIoDirection DiskHealthPhysicalDiskIoMetricAttributeKey = "disk.io.direction"
+)
+
+// DiskHealthPhysicalDiskIoMetricConfig provides config for the disk_health.physical_disk.io metric.
+type DiskHealthPhysicalDiskIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskIoMetricAttributeKeyHwID, DiskHealthPhysicalDiskIoMetricAttributeKeyHwName, DiskHealthPhysicalDiskIoMetricAttributeKeyHwType, DiskHealthPhysicalDiskIoMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.io doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.media.dies_offline metric.
+type DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID   DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKey = "hw.type"
+)
+
+// DiskHealthPhysicalDiskMediaDiesOfflineMetricConfig provides config for the disk_health.physical_disk.media.dies_offline metric.
+type DiskHealthPhysicalDiskMediaDiesOfflineMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskMediaDiesOfflineMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskMediaDiesOfflineMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID, DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName, DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.media.dies_offline doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskMediaIoMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.media.io metric.
+type DiskHealthPhysicalDiskMediaIoMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwID            DiskHealthPhysicalDiskMediaIoMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwName          DiskHealthPhysicalDiskMediaIoMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwType          DiskHealthPhysicalDiskMediaIoMetricAttributeKey = "hw.type"
+	DiskHealthPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection DiskHealthPhysicalDiskMediaIoMetricAttributeKey = "disk.io.direction"
+)
+
+// DiskHealthPhysicalDiskMediaIoMetricConfig provides config for the disk_health.physical_disk.media.io metric.
+type DiskHealthPhysicalDiskMediaIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskMediaIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskMediaIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskMediaIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwID, DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwName, DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwType, DiskHealthPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.media.io doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.nvme.critical_warning metric.
+type DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID                DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName              DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType              DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKey = "hw.type"
+	DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKey = "nvme.critical_warning"
+)
+
+// DiskHealthPhysicalDiskNvmeCriticalWarningMetricConfig provides config for the disk_health.physical_disk.nvme.critical_warning metric.
+type DiskHealthPhysicalDiskNvmeCriticalWarningMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskNvmeCriticalWarningMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskNvmeCriticalWarningMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID, DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName, DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType, DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.nvme.critical_warning doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, nvme.critical_warning]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.nvme.telemetry.available metric.
+type DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID   DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey = "hw.type"
+)
+
+// DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricConfig provides config for the disk_health.physical_disk.nvme.telemetry.available metric.
+type DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID, DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName, DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.nvme.telemetry.available doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskOcpErrorsMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.ocp.errors metric.
+type DiskHealthPhysicalDiskOcpErrorsMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwID                               DiskHealthPhysicalDiskOcpErrorsMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwName                             DiskHealthPhysicalDiskOcpErrorsMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwType                             DiskHealthPhysicalDiskOcpErrorsMetricAttributeKey = "hw.type"
+	DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyDiskHealthPhysicalDiskOcpErrorType DiskHealthPhysicalDiskOcpErrorsMetricAttributeKey = "disk_health.physical_disk.ocp_error.type"
+)
+
+// DiskHealthPhysicalDiskOcpErrorsMetricConfig provides config for the disk_health.physical_disk.ocp.errors metric.
+type DiskHealthPhysicalDiskOcpErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskOcpErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskOcpErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskOcpErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwID, DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwName, DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwType, DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyDiskHealthPhysicalDiskOcpErrorType:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.ocp.errors doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk_health.physical_disk.ocp_error.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskPowerCyclesMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.power_cycles metric.
+type DiskHealthPhysicalDiskPowerCyclesMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwID   DiskHealthPhysicalDiskPowerCyclesMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwName DiskHealthPhysicalDiskPowerCyclesMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwType DiskHealthPhysicalDiskPowerCyclesMetricAttributeKey = "hw.type"
+)
+
+// DiskHealthPhysicalDiskPowerCyclesMetricConfig provides config for the disk_health.physical_disk.power_cycles metric.
+type DiskHealthPhysicalDiskPowerCyclesMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskPowerCyclesMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskPowerCyclesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskPowerCyclesMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwID, DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwName, DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.power_cycles doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.power_on_time metric.
+type DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwID   DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwName DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwType DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKey = "hw.type"
+)
+
+// DiskHealthPhysicalDiskPowerOnTimeMetricConfig provides config for the disk_health.physical_disk.power_on_time metric.
+type DiskHealthPhysicalDiskPowerOnTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskPowerOnTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskPowerOnTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwID, DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwName, DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.power_on_time doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.smart.log.read.status metric.
+type DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID            DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName          DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType          DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKey = "hw.type"
+	DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog         DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKey = "nvme.log"
+	DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKey = "smart.read.status"
+)
+
+// DiskHealthPhysicalDiskSmartLogReadStatusMetricConfig provides config for the disk_health.physical_disk.smart.log.read.status metric.
+type DiskHealthPhysicalDiskSmartLogReadStatusMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskSmartLogReadStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskSmartLogReadStatusMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.smart.log.read.status doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, nvme.log, smart.read.status]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.smart.normalized metric.
+type DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwID                         DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwName                       DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwType                       DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKey = "hw.type"
+	DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKey = "hw.physical_disk.smart_attribute"
+	DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyDiskHealthSmartAttributeID   DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKey = "disk_health.smart.attribute.id"
+)
+
+// DiskHealthPhysicalDiskSmartNormalizedMetricConfig provides config for the disk_health.physical_disk.smart.normalized metric.
+type DiskHealthPhysicalDiskSmartNormalizedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskSmartNormalizedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskSmartNormalizedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyDiskHealthSmartAttributeID:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.smart.normalized doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, disk_health.smart.attribute.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.smart.read.status metric.
+type DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwID            DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwName          DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwType          DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKey = "hw.type"
+	DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKey = "smart.read.status"
+)
+
+// DiskHealthPhysicalDiskSmartReadStatusMetricConfig provides config for the disk_health.physical_disk.smart.read.status metric.
+type DiskHealthPhysicalDiskSmartReadStatusMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskSmartReadStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskSmartReadStatusMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.smart.read.status doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, smart.read.status]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.smart.read.time metric.
+type DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwID   DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwName DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwType DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKey = "hw.type"
+)
+
+// DiskHealthPhysicalDiskSmartReadTimeMetricConfig provides config for the disk_health.physical_disk.smart.read.time metric.
+type DiskHealthPhysicalDiskSmartReadTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskSmartReadTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskSmartReadTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.smart.read.time doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskSmartThresholdMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.smart.threshold metric.
+type DiskHealthPhysicalDiskSmartThresholdMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwID                         DiskHealthPhysicalDiskSmartThresholdMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwName                       DiskHealthPhysicalDiskSmartThresholdMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwType                       DiskHealthPhysicalDiskSmartThresholdMetricAttributeKey = "hw.type"
+	DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute DiskHealthPhysicalDiskSmartThresholdMetricAttributeKey = "hw.physical_disk.smart_attribute"
+	DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyDiskHealthSmartAttributeID   DiskHealthPhysicalDiskSmartThresholdMetricAttributeKey = "disk_health.smart.attribute.id"
+)
+
+// DiskHealthPhysicalDiskSmartThresholdMetricConfig provides config for the disk_health.physical_disk.smart.threshold metric.
+type DiskHealthPhysicalDiskSmartThresholdMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskSmartThresholdMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskSmartThresholdMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskSmartThresholdMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyDiskHealthSmartAttributeID:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.smart.threshold doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, disk_health.smart.attribute.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskSmartWorstMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.smart.worst metric.
+type DiskHealthPhysicalDiskSmartWorstMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwID                         DiskHealthPhysicalDiskSmartWorstMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwName                       DiskHealthPhysicalDiskSmartWorstMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwType                       DiskHealthPhysicalDiskSmartWorstMetricAttributeKey = "hw.type"
+	DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute DiskHealthPhysicalDiskSmartWorstMetricAttributeKey = "hw.physical_disk.smart_attribute"
+	DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyDiskHealthSmartAttributeID   DiskHealthPhysicalDiskSmartWorstMetricAttributeKey = "disk_health.smart.attribute.id"
+)
+
+// DiskHealthPhysicalDiskSmartWorstMetricConfig provides config for the disk_health.physical_disk.smart.worst metric.
+type DiskHealthPhysicalDiskSmartWorstMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskSmartWorstMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskSmartWorstMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskSmartWorstMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyDiskHealthSmartAttributeID:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.smart.worst doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, disk_health.smart.attribute.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskSpareAvailableMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.spare.available metric.
+type DiskHealthPhysicalDiskSpareAvailableMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwID   DiskHealthPhysicalDiskSpareAvailableMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwName DiskHealthPhysicalDiskSpareAvailableMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwType DiskHealthPhysicalDiskSpareAvailableMetricAttributeKey = "hw.type"
+)
+
+// DiskHealthPhysicalDiskSpareAvailableMetricConfig provides config for the disk_health.physical_disk.spare.available metric.
+type DiskHealthPhysicalDiskSpareAvailableMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskSpareAvailableMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskSpareAvailableMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskSpareAvailableMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwID, DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwName, DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.spare.available doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskSpareThresholdMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.spare.threshold metric.
+type DiskHealthPhysicalDiskSpareThresholdMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwID   DiskHealthPhysicalDiskSpareThresholdMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwName DiskHealthPhysicalDiskSpareThresholdMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwType DiskHealthPhysicalDiskSpareThresholdMetricAttributeKey = "hw.type"
+)
+
+// DiskHealthPhysicalDiskSpareThresholdMetricConfig provides config for the disk_health.physical_disk.spare.threshold metric.
+type DiskHealthPhysicalDiskSpareThresholdMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskSpareThresholdMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskSpareThresholdMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskSpareThresholdMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwID, DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwName, DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.spare.threshold doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.throttling.events metric.
+type DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwID   DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwName DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwType DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKey = "hw.type"
+)
+
+// DiskHealthPhysicalDiskThrottlingEventsMetricConfig provides config for the disk_health.physical_disk.throttling.events metric.
+type DiskHealthPhysicalDiskThrottlingEventsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskThrottlingEventsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskThrottlingEventsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwID, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwName, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.throttling.events doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.unsafe_shutdowns metric.
+type DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID   DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKey = "hw.type"
+)
+
+// DiskHealthPhysicalDiskUnsafeShutdownsMetricConfig provides config for the disk_health.physical_disk.unsafe_shutdowns metric.
+type DiskHealthPhysicalDiskUnsafeShutdownsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskUnsafeShutdownsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskUnsafeShutdownsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID, DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName, DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.unsafe_shutdowns doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.write_amplification metric.
+type DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKey string
+
+const (
+	DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwID   DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKey = "hw.id"
+	DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwName DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKey = "hw.name"
+	DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwType DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKey = "hw.type"
+)
+
+// DiskHealthPhysicalDiskWriteAmplificationMetricConfig provides config for the disk_health.physical_disk.write_amplification metric.
+type DiskHealthPhysicalDiskWriteAmplificationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthPhysicalDiskWriteAmplificationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthPhysicalDiskWriteAmplificationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwID, DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwName, DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric disk_health.physical_disk.write_amplification doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // DiskHealthSmartDriveDatabaseEntriesMetricAttributeKey specifies the key of an attribute for the disk_health.smart.drive_database.entries metric.
 type DiskHealthSmartDriveDatabaseEntriesMetricAttributeKey string
 
@@ -110,412 +1479,6 @@ func (ms *HwErrorsMetricConfig) Validate() error {
 	return nil
 }
 
-// HwPhysicalDiskBadBlocksMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.bad_blocks metric.
-type HwPhysicalDiskBadBlocksMetricAttributeKey string
-
-const (
-	HwPhysicalDiskBadBlocksMetricAttributeKeyHwID                    HwPhysicalDiskBadBlocksMetricAttributeKey = "hw.id"
-	HwPhysicalDiskBadBlocksMetricAttributeKeyHwName                  HwPhysicalDiskBadBlocksMetricAttributeKey = "hw.name"
-	HwPhysicalDiskBadBlocksMetricAttributeKeyHwType                  HwPhysicalDiskBadBlocksMetricAttributeKey = "hw.type"
-	HwPhysicalDiskBadBlocksMetricAttributeKeyHwPhysicalDiskBlockArea HwPhysicalDiskBadBlocksMetricAttributeKey = "hw.physical_disk.block_area"
-)
-
-// HwPhysicalDiskBadBlocksMetricConfig provides config for the hw.physical_disk.bad_blocks metric.
-type HwPhysicalDiskBadBlocksMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskBadBlocksMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskBadBlocksMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskBadBlocksMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskBadBlocksMetricAttributeKeyHwID, HwPhysicalDiskBadBlocksMetricAttributeKeyHwName, HwPhysicalDiskBadBlocksMetricAttributeKeyHwType, HwPhysicalDiskBadBlocksMetricAttributeKeyHwPhysicalDiskBlockArea:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.bad_blocks doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.block_area]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskCapacitorHealthMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.capacitor.health metric.
-type HwPhysicalDiskCapacitorHealthMetricAttributeKey string
-
-const (
-	HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwID   HwPhysicalDiskCapacitorHealthMetricAttributeKey = "hw.id"
-	HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwName HwPhysicalDiskCapacitorHealthMetricAttributeKey = "hw.name"
-	HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwType HwPhysicalDiskCapacitorHealthMetricAttributeKey = "hw.type"
-)
-
-// HwPhysicalDiskCapacitorHealthMetricConfig provides config for the hw.physical_disk.capacitor.health metric.
-type HwPhysicalDiskCapacitorHealthMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskCapacitorHealthMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskCapacitorHealthMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskCapacitorHealthMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwID, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwName, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.capacitor.health doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskCloudIoMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.cloud.io metric.
-type HwPhysicalDiskCloudIoMetricAttributeKey string
-
-const (
-	HwPhysicalDiskCloudIoMetricAttributeKeyHwID            HwPhysicalDiskCloudIoMetricAttributeKey = "hw.id"
-	HwPhysicalDiskCloudIoMetricAttributeKeyHwName          HwPhysicalDiskCloudIoMetricAttributeKey = "hw.name"
-	HwPhysicalDiskCloudIoMetricAttributeKeyHwType          HwPhysicalDiskCloudIoMetricAttributeKey = "hw.type"
-	HwPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection HwPhysicalDiskCloudIoMetricAttributeKey = "disk.io.direction"
-)
-
-// HwPhysicalDiskCloudIoMetricConfig provides config for the hw.physical_disk.cloud.io metric.
-type HwPhysicalDiskCloudIoMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskCloudIoMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskCloudIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskCloudIoMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskCloudIoMetricAttributeKeyHwID, HwPhysicalDiskCloudIoMetricAttributeKeyHwName, HwPhysicalDiskCloudIoMetricAttributeKeyHwType, HwPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.cloud.io doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.cloud.limit.utilization metric.
-type HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey string
-
-const (
-	HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID                     HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey = "hw.id"
-	HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName                   HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey = "hw.name"
-	HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType                   HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey = "hw.type"
-	HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwPhysicalDiskCloudLimit HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey = "hw.physical_disk.cloud.limit"
-)
-
-// HwPhysicalDiskCloudLimitUtilizationMetricConfig provides config for the hw.physical_disk.cloud.limit.utilization metric.
-type HwPhysicalDiskCloudLimitUtilizationMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                  `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskCloudLimitUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskCloudLimitUtilizationMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwPhysicalDiskCloudLimit:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.cloud.limit.utilization doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.cloud.limit]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.cloud.limit_exceeded.time metric.
-type HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey string
-
-const (
-	HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID                     HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey = "hw.id"
-	HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName                   HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey = "hw.name"
-	HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType                   HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey = "hw.type"
-	HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwPhysicalDiskCloudLimit HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey = "hw.physical_disk.cloud.limit"
-)
-
-// HwPhysicalDiskCloudLimitExceededTimeMetricConfig provides config for the hw.physical_disk.cloud.limit_exceeded.time metric.
-type HwPhysicalDiskCloudLimitExceededTimeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskCloudLimitExceededTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskCloudLimitExceededTimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwPhysicalDiskCloudLimit:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.cloud.limit_exceeded.time doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.cloud.limit]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskCloudOperationTimeMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.cloud.operation.time metric.
-type HwPhysicalDiskCloudOperationTimeMetricAttributeKey string
-
-const (
-	HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID            HwPhysicalDiskCloudOperationTimeMetricAttributeKey = "hw.id"
-	HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName          HwPhysicalDiskCloudOperationTimeMetricAttributeKey = "hw.name"
-	HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType          HwPhysicalDiskCloudOperationTimeMetricAttributeKey = "hw.type"
-	HwPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection HwPhysicalDiskCloudOperationTimeMetricAttributeKey = "disk.io.direction"
-)
-
-// HwPhysicalDiskCloudOperationTimeMetricConfig provides config for the hw.physical_disk.cloud.operation.time metric.
-type HwPhysicalDiskCloudOperationTimeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskCloudOperationTimeMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskCloudOperationTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskCloudOperationTimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.cloud.operation.time doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskCloudOperationsMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.cloud.operations metric.
-type HwPhysicalDiskCloudOperationsMetricAttributeKey string
-
-const (
-	HwPhysicalDiskCloudOperationsMetricAttributeKeyHwID            HwPhysicalDiskCloudOperationsMetricAttributeKey = "hw.id"
-	HwPhysicalDiskCloudOperationsMetricAttributeKeyHwName          HwPhysicalDiskCloudOperationsMetricAttributeKey = "hw.name"
-	HwPhysicalDiskCloudOperationsMetricAttributeKeyHwType          HwPhysicalDiskCloudOperationsMetricAttributeKey = "hw.type"
-	HwPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection HwPhysicalDiskCloudOperationsMetricAttributeKey = "disk.io.direction"
-)
-
-// HwPhysicalDiskCloudOperationsMetricConfig provides config for the hw.physical_disk.cloud.operations metric.
-type HwPhysicalDiskCloudOperationsMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskCloudOperationsMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskCloudOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskCloudOperationsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskCloudOperationsMetricAttributeKeyHwID, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwName, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwType, HwPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.cloud.operations doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskCloudQueueLengthMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.cloud.queue_length metric.
-type HwPhysicalDiskCloudQueueLengthMetricAttributeKey string
-
-const (
-	HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID   HwPhysicalDiskCloudQueueLengthMetricAttributeKey = "hw.id"
-	HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName HwPhysicalDiskCloudQueueLengthMetricAttributeKey = "hw.name"
-	HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType HwPhysicalDiskCloudQueueLengthMetricAttributeKey = "hw.type"
-)
-
-// HwPhysicalDiskCloudQueueLengthMetricConfig provides config for the hw.physical_disk.cloud.queue_length metric.
-type HwPhysicalDiskCloudQueueLengthMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskCloudQueueLengthMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskCloudQueueLengthMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskCloudQueueLengthMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.cloud.queue_length doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // HwPhysicalDiskEnduranceUtilizationMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.endurance_utilization metric.
 type HwPhysicalDiskEnduranceUtilizationMetricAttributeKey string
 
@@ -555,410 +1518,6 @@ func (ms *HwPhysicalDiskEnduranceUtilizationMetricConfig) Validate() error {
 		case HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwType, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState:
 		default:
 			return fmt.Errorf("metric hw.physical_disk.endurance_utilization doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.state]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskIoMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.io metric.
-type HwPhysicalDiskIoMetricAttributeKey string
-
-const (
-	HwPhysicalDiskIoMetricAttributeKeyHwID            HwPhysicalDiskIoMetricAttributeKey = "hw.id"
-	HwPhysicalDiskIoMetricAttributeKeyHwName          HwPhysicalDiskIoMetricAttributeKey = "hw.name"
-	HwPhysicalDiskIoMetricAttributeKeyHwType          HwPhysicalDiskIoMetricAttributeKey = "hw.type"
-	HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection HwPhysicalDiskIoMetricAttributeKey = "disk.io.direction"
-)
-
-// HwPhysicalDiskIoMetricConfig provides config for the hw.physical_disk.io metric.
-type HwPhysicalDiskIoMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskIoMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskIoMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskIoMetricAttributeKeyHwID, HwPhysicalDiskIoMetricAttributeKeyHwName, HwPhysicalDiskIoMetricAttributeKeyHwType, HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.io doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskMediaDiesOfflineMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.media.dies_offline metric.
-type HwPhysicalDiskMediaDiesOfflineMetricAttributeKey string
-
-const (
-	HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID   HwPhysicalDiskMediaDiesOfflineMetricAttributeKey = "hw.id"
-	HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName HwPhysicalDiskMediaDiesOfflineMetricAttributeKey = "hw.name"
-	HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType HwPhysicalDiskMediaDiesOfflineMetricAttributeKey = "hw.type"
-)
-
-// HwPhysicalDiskMediaDiesOfflineMetricConfig provides config for the hw.physical_disk.media.dies_offline metric.
-type HwPhysicalDiskMediaDiesOfflineMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskMediaDiesOfflineMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskMediaDiesOfflineMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskMediaDiesOfflineMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.media.dies_offline doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskMediaIoMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.media.io metric.
-type HwPhysicalDiskMediaIoMetricAttributeKey string
-
-const (
-	HwPhysicalDiskMediaIoMetricAttributeKeyHwID            HwPhysicalDiskMediaIoMetricAttributeKey = "hw.id"
-	HwPhysicalDiskMediaIoMetricAttributeKeyHwName          HwPhysicalDiskMediaIoMetricAttributeKey = "hw.name"
-	HwPhysicalDiskMediaIoMetricAttributeKeyHwType          HwPhysicalDiskMediaIoMetricAttributeKey = "hw.type"
-	HwPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection HwPhysicalDiskMediaIoMetricAttributeKey = "disk.io.direction"
-)
-
-// HwPhysicalDiskMediaIoMetricConfig provides config for the hw.physical_disk.media.io metric.
-type HwPhysicalDiskMediaIoMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskMediaIoMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskMediaIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskMediaIoMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskMediaIoMetricAttributeKeyHwID, HwPhysicalDiskMediaIoMetricAttributeKeyHwName, HwPhysicalDiskMediaIoMetricAttributeKeyHwType, HwPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.media.io doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.nvme.critical_warning metric.
-type HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey string
-
-const (
-	HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID                HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey = "hw.id"
-	HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName              HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey = "hw.name"
-	HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType              HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey = "hw.type"
-	HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey = "nvme.critical_warning"
-)
-
-// HwPhysicalDiskNvmeCriticalWarningMetricConfig provides config for the hw.physical_disk.nvme.critical_warning metric.
-type HwPhysicalDiskNvmeCriticalWarningMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskNvmeCriticalWarningMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskNvmeCriticalWarningMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.nvme.critical_warning doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, nvme.critical_warning]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.nvme.telemetry.available metric.
-type HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey string
-
-const (
-	HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID   HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey = "hw.id"
-	HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey = "hw.name"
-	HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey = "hw.type"
-)
-
-// HwPhysicalDiskNvmeTelemetryAvailableMetricConfig provides config for the hw.physical_disk.nvme.telemetry.available metric.
-type HwPhysicalDiskNvmeTelemetryAvailableMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskNvmeTelemetryAvailableMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskNvmeTelemetryAvailableMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.nvme.telemetry.available doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskOcpErrorsMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.ocp.errors metric.
-type HwPhysicalDiskOcpErrorsMetricAttributeKey string
-
-const (
-	HwPhysicalDiskOcpErrorsMetricAttributeKeyHwID                       HwPhysicalDiskOcpErrorsMetricAttributeKey = "hw.id"
-	HwPhysicalDiskOcpErrorsMetricAttributeKeyHwName                     HwPhysicalDiskOcpErrorsMetricAttributeKey = "hw.name"
-	HwPhysicalDiskOcpErrorsMetricAttributeKeyHwType                     HwPhysicalDiskOcpErrorsMetricAttributeKey = "hw.type"
-	HwPhysicalDiskOcpErrorsMetricAttributeKeyHwPhysicalDiskOcpErrorType HwPhysicalDiskOcpErrorsMetricAttributeKey = "hw.physical_disk.ocp_error.type"
-)
-
-// HwPhysicalDiskOcpErrorsMetricConfig provides config for the hw.physical_disk.ocp.errors metric.
-type HwPhysicalDiskOcpErrorsMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskOcpErrorsMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskOcpErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskOcpErrorsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskOcpErrorsMetricAttributeKeyHwID, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwName, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwType, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwPhysicalDiskOcpErrorType:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.ocp.errors doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.ocp_error.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskPowerCyclesMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.power_cycles metric.
-type HwPhysicalDiskPowerCyclesMetricAttributeKey string
-
-const (
-	HwPhysicalDiskPowerCyclesMetricAttributeKeyHwID   HwPhysicalDiskPowerCyclesMetricAttributeKey = "hw.id"
-	HwPhysicalDiskPowerCyclesMetricAttributeKeyHwName HwPhysicalDiskPowerCyclesMetricAttributeKey = "hw.name"
-	HwPhysicalDiskPowerCyclesMetricAttributeKeyHwType HwPhysicalDiskPowerCyclesMetricAttributeKey = "hw.type"
-)
-
-// HwPhysicalDiskPowerCyclesMetricConfig provides config for the hw.physical_disk.power_cycles metric.
-type HwPhysicalDiskPowerCyclesMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskPowerCyclesMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskPowerCyclesMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskPowerCyclesMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskPowerCyclesMetricAttributeKeyHwID, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwName, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.power_cycles doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskPowerOnTimeMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.power_on_time metric.
-type HwPhysicalDiskPowerOnTimeMetricAttributeKey string
-
-const (
-	HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwID   HwPhysicalDiskPowerOnTimeMetricAttributeKey = "hw.id"
-	HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwName HwPhysicalDiskPowerOnTimeMetricAttributeKey = "hw.name"
-	HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwType HwPhysicalDiskPowerOnTimeMetricAttributeKey = "hw.type"
-)
-
-// HwPhysicalDiskPowerOnTimeMetricConfig provides config for the hw.physical_disk.power_on_time metric.
-type HwPhysicalDiskPowerOnTimeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskPowerOnTimeMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskPowerOnTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskPowerOnTimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwID, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwName, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.power_on_time doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
 		}
 	}
 
@@ -1029,7 +1588,7 @@ const (
 	HwPhysicalDiskSmartMetricAttributeKeyHwName                       HwPhysicalDiskSmartMetricAttributeKey = "hw.name"
 	HwPhysicalDiskSmartMetricAttributeKeyHwType                       HwPhysicalDiskSmartMetricAttributeKey = "hw.type"
 	HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartMetricAttributeKey = "hw.physical_disk.smart_attribute"
-	HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID             HwPhysicalDiskSmartMetricAttributeKey = "smart.attribute.id"
+	HwPhysicalDiskSmartMetricAttributeKeyDiskHealthSmartAttributeID   HwPhysicalDiskSmartMetricAttributeKey = "disk_health.smart.attribute.id"
 )
 
 // HwPhysicalDiskSmartMetricConfig provides config for the hw.physical_disk.smart metric.
@@ -1058,568 +1617,9 @@ func (ms *HwPhysicalDiskSmartMetricConfig) Unmarshal(parser *confmap.Conf) error
 func (ms *HwPhysicalDiskSmartMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID:
+		case HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeyDiskHealthSmartAttributeID:
 		default:
-			return fmt.Errorf("metric hw.physical_disk.smart doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskSmartLogReadStatusMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.log.read.status metric.
-type HwPhysicalDiskSmartLogReadStatusMetricAttributeKey string
-
-const (
-	HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID            HwPhysicalDiskSmartLogReadStatusMetricAttributeKey = "hw.id"
-	HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName          HwPhysicalDiskSmartLogReadStatusMetricAttributeKey = "hw.name"
-	HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType          HwPhysicalDiskSmartLogReadStatusMetricAttributeKey = "hw.type"
-	HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog         HwPhysicalDiskSmartLogReadStatusMetricAttributeKey = "nvme.log"
-	HwPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus HwPhysicalDiskSmartLogReadStatusMetricAttributeKey = "smart.read.status"
-)
-
-// HwPhysicalDiskSmartLogReadStatusMetricConfig provides config for the hw.physical_disk.smart.log.read.status metric.
-type HwPhysicalDiskSmartLogReadStatusMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskSmartLogReadStatusMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskSmartLogReadStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskSmartLogReadStatusMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.smart.log.read.status doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, nvme.log, smart.read.status]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskSmartNormalizedMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.normalized metric.
-type HwPhysicalDiskSmartNormalizedMetricAttributeKey string
-
-const (
-	HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwID                         HwPhysicalDiskSmartNormalizedMetricAttributeKey = "hw.id"
-	HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwName                       HwPhysicalDiskSmartNormalizedMetricAttributeKey = "hw.name"
-	HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwType                       HwPhysicalDiskSmartNormalizedMetricAttributeKey = "hw.type"
-	HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartNormalizedMetricAttributeKey = "hw.physical_disk.smart_attribute"
-	HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID             HwPhysicalDiskSmartNormalizedMetricAttributeKey = "smart.attribute.id"
-)
-
-// HwPhysicalDiskSmartNormalizedMetricConfig provides config for the hw.physical_disk.smart.normalized metric.
-type HwPhysicalDiskSmartNormalizedMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskSmartNormalizedMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskSmartNormalizedMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskSmartNormalizedMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwID, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwName, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwType, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.smart.normalized doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskSmartReadStatusMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.read.status metric.
-type HwPhysicalDiskSmartReadStatusMetricAttributeKey string
-
-const (
-	HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwID            HwPhysicalDiskSmartReadStatusMetricAttributeKey = "hw.id"
-	HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwName          HwPhysicalDiskSmartReadStatusMetricAttributeKey = "hw.name"
-	HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwType          HwPhysicalDiskSmartReadStatusMetricAttributeKey = "hw.type"
-	HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus HwPhysicalDiskSmartReadStatusMetricAttributeKey = "smart.read.status"
-)
-
-// HwPhysicalDiskSmartReadStatusMetricConfig provides config for the hw.physical_disk.smart.read.status metric.
-type HwPhysicalDiskSmartReadStatusMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskSmartReadStatusMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskSmartReadStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskSmartReadStatusMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwID, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwName, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwType, HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.smart.read.status doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, smart.read.status]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskSmartReadTimeMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.read.time metric.
-type HwPhysicalDiskSmartReadTimeMetricAttributeKey string
-
-const (
-	HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwID   HwPhysicalDiskSmartReadTimeMetricAttributeKey = "hw.id"
-	HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwName HwPhysicalDiskSmartReadTimeMetricAttributeKey = "hw.name"
-	HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwType HwPhysicalDiskSmartReadTimeMetricAttributeKey = "hw.type"
-)
-
-// HwPhysicalDiskSmartReadTimeMetricConfig provides config for the hw.physical_disk.smart.read.time metric.
-type HwPhysicalDiskSmartReadTimeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskSmartReadTimeMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskSmartReadTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskSmartReadTimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwID, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwName, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.smart.read.time doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskSmartThresholdMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.threshold metric.
-type HwPhysicalDiskSmartThresholdMetricAttributeKey string
-
-const (
-	HwPhysicalDiskSmartThresholdMetricAttributeKeyHwID                         HwPhysicalDiskSmartThresholdMetricAttributeKey = "hw.id"
-	HwPhysicalDiskSmartThresholdMetricAttributeKeyHwName                       HwPhysicalDiskSmartThresholdMetricAttributeKey = "hw.name"
-	HwPhysicalDiskSmartThresholdMetricAttributeKeyHwType                       HwPhysicalDiskSmartThresholdMetricAttributeKey = "hw.type"
-	HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartThresholdMetricAttributeKey = "hw.physical_disk.smart_attribute"
-	HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID             HwPhysicalDiskSmartThresholdMetricAttributeKey = "smart.attribute.id"
-)
-
-// HwPhysicalDiskSmartThresholdMetricConfig provides config for the hw.physical_disk.smart.threshold metric.
-type HwPhysicalDiskSmartThresholdMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskSmartThresholdMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskSmartThresholdMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskSmartThresholdMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskSmartThresholdMetricAttributeKeyHwID, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwName, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwType, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.smart.threshold doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskSmartWorstMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.worst metric.
-type HwPhysicalDiskSmartWorstMetricAttributeKey string
-
-const (
-	HwPhysicalDiskSmartWorstMetricAttributeKeyHwID                         HwPhysicalDiskSmartWorstMetricAttributeKey = "hw.id"
-	HwPhysicalDiskSmartWorstMetricAttributeKeyHwName                       HwPhysicalDiskSmartWorstMetricAttributeKey = "hw.name"
-	HwPhysicalDiskSmartWorstMetricAttributeKeyHwType                       HwPhysicalDiskSmartWorstMetricAttributeKey = "hw.type"
-	HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartWorstMetricAttributeKey = "hw.physical_disk.smart_attribute"
-	HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID             HwPhysicalDiskSmartWorstMetricAttributeKey = "smart.attribute.id"
-)
-
-// HwPhysicalDiskSmartWorstMetricConfig provides config for the hw.physical_disk.smart.worst metric.
-type HwPhysicalDiskSmartWorstMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskSmartWorstMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskSmartWorstMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskSmartWorstMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskSmartWorstMetricAttributeKeyHwID, HwPhysicalDiskSmartWorstMetricAttributeKeyHwName, HwPhysicalDiskSmartWorstMetricAttributeKeyHwType, HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.smart.worst doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskSpareAvailableMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.spare.available metric.
-type HwPhysicalDiskSpareAvailableMetricAttributeKey string
-
-const (
-	HwPhysicalDiskSpareAvailableMetricAttributeKeyHwID   HwPhysicalDiskSpareAvailableMetricAttributeKey = "hw.id"
-	HwPhysicalDiskSpareAvailableMetricAttributeKeyHwName HwPhysicalDiskSpareAvailableMetricAttributeKey = "hw.name"
-	HwPhysicalDiskSpareAvailableMetricAttributeKeyHwType HwPhysicalDiskSpareAvailableMetricAttributeKey = "hw.type"
-)
-
-// HwPhysicalDiskSpareAvailableMetricConfig provides config for the hw.physical_disk.spare.available metric.
-type HwPhysicalDiskSpareAvailableMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskSpareAvailableMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskSpareAvailableMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskSpareAvailableMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskSpareAvailableMetricAttributeKeyHwID, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwName, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.spare.available doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskSpareThresholdMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.spare.threshold metric.
-type HwPhysicalDiskSpareThresholdMetricAttributeKey string
-
-const (
-	HwPhysicalDiskSpareThresholdMetricAttributeKeyHwID   HwPhysicalDiskSpareThresholdMetricAttributeKey = "hw.id"
-	HwPhysicalDiskSpareThresholdMetricAttributeKeyHwName HwPhysicalDiskSpareThresholdMetricAttributeKey = "hw.name"
-	HwPhysicalDiskSpareThresholdMetricAttributeKeyHwType HwPhysicalDiskSpareThresholdMetricAttributeKey = "hw.type"
-)
-
-// HwPhysicalDiskSpareThresholdMetricConfig provides config for the hw.physical_disk.spare.threshold metric.
-type HwPhysicalDiskSpareThresholdMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskSpareThresholdMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskSpareThresholdMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskSpareThresholdMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskSpareThresholdMetricAttributeKeyHwID, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwName, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.spare.threshold doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskThrottlingEventsMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.throttling.events metric.
-type HwPhysicalDiskThrottlingEventsMetricAttributeKey string
-
-const (
-	HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwID   HwPhysicalDiskThrottlingEventsMetricAttributeKey = "hw.id"
-	HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwName HwPhysicalDiskThrottlingEventsMetricAttributeKey = "hw.name"
-	HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwType HwPhysicalDiskThrottlingEventsMetricAttributeKey = "hw.type"
-)
-
-// HwPhysicalDiskThrottlingEventsMetricConfig provides config for the hw.physical_disk.throttling.events metric.
-type HwPhysicalDiskThrottlingEventsMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskThrottlingEventsMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskThrottlingEventsMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskThrottlingEventsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwID, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwName, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.throttling.events doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskUnsafeShutdownsMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.unsafe_shutdowns metric.
-type HwPhysicalDiskUnsafeShutdownsMetricAttributeKey string
-
-const (
-	HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID   HwPhysicalDiskUnsafeShutdownsMetricAttributeKey = "hw.id"
-	HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName HwPhysicalDiskUnsafeShutdownsMetricAttributeKey = "hw.name"
-	HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType HwPhysicalDiskUnsafeShutdownsMetricAttributeKey = "hw.type"
-)
-
-// HwPhysicalDiskUnsafeShutdownsMetricConfig provides config for the hw.physical_disk.unsafe_shutdowns metric.
-type HwPhysicalDiskUnsafeShutdownsMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskUnsafeShutdownsMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskUnsafeShutdownsMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskUnsafeShutdownsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.unsafe_shutdowns doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskWriteAmplificationMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.write_amplification metric.
-type HwPhysicalDiskWriteAmplificationMetricAttributeKey string
-
-const (
-	HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwID   HwPhysicalDiskWriteAmplificationMetricAttributeKey = "hw.id"
-	HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwName HwPhysicalDiskWriteAmplificationMetricAttributeKey = "hw.name"
-	HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwType HwPhysicalDiskWriteAmplificationMetricAttributeKey = "hw.type"
-)
-
-// HwPhysicalDiskWriteAmplificationMetricConfig provides config for the hw.physical_disk.write_amplification metric.
-type HwPhysicalDiskWriteAmplificationMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskWriteAmplificationMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *HwPhysicalDiskWriteAmplificationMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *HwPhysicalDiskWriteAmplificationMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwID, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwName, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.write_amplification doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+			return fmt.Errorf("metric hw.physical_disk.smart doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, disk_health.smart.attribute.id]", val)
 		}
 	}
 
@@ -1786,45 +1786,180 @@ func (ms *HwTemperatureLimitMetricConfig) Validate() error {
 
 // MetricsConfig provides config for smart metrics.
 type MetricsConfig struct {
-	DiskHealthSmartDriveDatabaseEntries  DiskHealthSmartDriveDatabaseEntriesMetricConfig  `mapstructure:"disk_health.smart.drive_database.entries"`
-	HwErrors                             HwErrorsMetricConfig                             `mapstructure:"hw.errors"`
-	HwPhysicalDiskBadBlocks              HwPhysicalDiskBadBlocksMetricConfig              `mapstructure:"hw.physical_disk.bad_blocks"`
-	HwPhysicalDiskCapacitorHealth        HwPhysicalDiskCapacitorHealthMetricConfig        `mapstructure:"hw.physical_disk.capacitor.health"`
-	HwPhysicalDiskCloudIo                HwPhysicalDiskCloudIoMetricConfig                `mapstructure:"hw.physical_disk.cloud.io"`
-	HwPhysicalDiskCloudLimitUtilization  HwPhysicalDiskCloudLimitUtilizationMetricConfig  `mapstructure:"hw.physical_disk.cloud.limit.utilization"`
-	HwPhysicalDiskCloudLimitExceededTime HwPhysicalDiskCloudLimitExceededTimeMetricConfig `mapstructure:"hw.physical_disk.cloud.limit_exceeded.time"`
-	HwPhysicalDiskCloudOperationTime     HwPhysicalDiskCloudOperationTimeMetricConfig     `mapstructure:"hw.physical_disk.cloud.operation.time"`
-	HwPhysicalDiskCloudOperations        HwPhysicalDiskCloudOperationsMetricConfig        `mapstructure:"hw.physical_disk.cloud.operations"`
-	HwPhysicalDiskCloudQueueLength       HwPhysicalDiskCloudQueueLengthMetricConfig       `mapstructure:"hw.physical_disk.cloud.queue_length"`
-	HwPhysicalDiskEnduranceUtilization   HwPhysicalDiskEnduranceUtilizationMetricConfig   `mapstructure:"hw.physical_disk.endurance_utilization"`
-	HwPhysicalDiskIo                     HwPhysicalDiskIoMetricConfig                     `mapstructure:"hw.physical_disk.io"`
-	HwPhysicalDiskMediaDiesOffline       HwPhysicalDiskMediaDiesOfflineMetricConfig       `mapstructure:"hw.physical_disk.media.dies_offline"`
-	HwPhysicalDiskMediaIo                HwPhysicalDiskMediaIoMetricConfig                `mapstructure:"hw.physical_disk.media.io"`
-	HwPhysicalDiskNvmeCriticalWarning    HwPhysicalDiskNvmeCriticalWarningMetricConfig    `mapstructure:"hw.physical_disk.nvme.critical_warning"`
-	HwPhysicalDiskNvmeTelemetryAvailable HwPhysicalDiskNvmeTelemetryAvailableMetricConfig `mapstructure:"hw.physical_disk.nvme.telemetry.available"`
-	HwPhysicalDiskOcpErrors              HwPhysicalDiskOcpErrorsMetricConfig              `mapstructure:"hw.physical_disk.ocp.errors"`
-	HwPhysicalDiskPowerCycles            HwPhysicalDiskPowerCyclesMetricConfig            `mapstructure:"hw.physical_disk.power_cycles"`
-	HwPhysicalDiskPowerOnTime            HwPhysicalDiskPowerOnTimeMetricConfig            `mapstructure:"hw.physical_disk.power_on_time"`
-	HwPhysicalDiskSize                   HwPhysicalDiskSizeMetricConfig                   `mapstructure:"hw.physical_disk.size"`
-	HwPhysicalDiskSmart                  HwPhysicalDiskSmartMetricConfig                  `mapstructure:"hw.physical_disk.smart"`
-	HwPhysicalDiskSmartLogReadStatus     HwPhysicalDiskSmartLogReadStatusMetricConfig     `mapstructure:"hw.physical_disk.smart.log.read.status"`
-	HwPhysicalDiskSmartNormalized        HwPhysicalDiskSmartNormalizedMetricConfig        `mapstructure:"hw.physical_disk.smart.normalized"`
-	HwPhysicalDiskSmartReadStatus        HwPhysicalDiskSmartReadStatusMetricConfig        `mapstructure:"hw.physical_disk.smart.read.status"`
-	HwPhysicalDiskSmartReadTime          HwPhysicalDiskSmartReadTimeMetricConfig          `mapstructure:"hw.physical_disk.smart.read.time"`
-	HwPhysicalDiskSmartThreshold         HwPhysicalDiskSmartThresholdMetricConfig         `mapstructure:"hw.physical_disk.smart.threshold"`
-	HwPhysicalDiskSmartWorst             HwPhysicalDiskSmartWorstMetricConfig             `mapstructure:"hw.physical_disk.smart.worst"`
-	HwPhysicalDiskSpareAvailable         HwPhysicalDiskSpareAvailableMetricConfig         `mapstructure:"hw.physical_disk.spare.available"`
-	HwPhysicalDiskSpareThreshold         HwPhysicalDiskSpareThresholdMetricConfig         `mapstructure:"hw.physical_disk.spare.threshold"`
-	HwPhysicalDiskThrottlingEvents       HwPhysicalDiskThrottlingEventsMetricConfig       `mapstructure:"hw.physical_disk.throttling.events"`
-	HwPhysicalDiskUnsafeShutdowns        HwPhysicalDiskUnsafeShutdownsMetricConfig        `mapstructure:"hw.physical_disk.unsafe_shutdowns"`
-	HwPhysicalDiskWriteAmplification     HwPhysicalDiskWriteAmplificationMetricConfig     `mapstructure:"hw.physical_disk.write_amplification"`
-	HwStatus                             HwStatusMetricConfig                             `mapstructure:"hw.status"`
-	HwTemperature                        HwTemperatureMetricConfig                        `mapstructure:"hw.temperature"`
-	HwTemperatureLimit                   HwTemperatureLimitMetricConfig                   `mapstructure:"hw.temperature.limit"`
+	DiskHealthPhysicalDiskBadBlocks              DiskHealthPhysicalDiskBadBlocksMetricConfig              `mapstructure:"disk_health.physical_disk.bad_blocks"`
+	DiskHealthPhysicalDiskCapacitorHealth        DiskHealthPhysicalDiskCapacitorHealthMetricConfig        `mapstructure:"disk_health.physical_disk.capacitor.health"`
+	DiskHealthPhysicalDiskCloudIo                DiskHealthPhysicalDiskCloudIoMetricConfig                `mapstructure:"disk_health.physical_disk.cloud.io"`
+	DiskHealthPhysicalDiskCloudLimitUtilization  DiskHealthPhysicalDiskCloudLimitUtilizationMetricConfig  `mapstructure:"disk_health.physical_disk.cloud.limit.utilization"`
+	DiskHealthPhysicalDiskCloudLimitExceededTime DiskHealthPhysicalDiskCloudLimitExceededTimeMetricConfig `mapstructure:"disk_health.physical_disk.cloud.limit_exceeded.time"`
+	DiskHealthPhysicalDiskCloudOperationTime     DiskHealthPhysicalDiskCloudOperationTimeMetricConfig     `mapstructure:"disk_health.physical_disk.cloud.operation.time"`
+	DiskHealthPhysicalDiskCloudOperations        DiskHealthPhysicalDiskCloudOperationsMetricConfig        `mapstructure:"disk_health.physical_disk.cloud.operations"`
+	DiskHealthPhysicalDiskCloudQueueLength       DiskHealthPhysicalDiskCloudQueueLengthMetricConfig       `mapstructure:"disk_health.physical_disk.cloud.queue_length"`
+	DiskHealthPhysicalDiskIo                     DiskHealthPhysicalDiskIoMetricConfig                     `mapstructure:"disk_health.physical_disk.io"`
+	DiskHealthPhysicalDiskMediaDiesOffline       DiskHealthPhysicalDiskMediaDiesOfflineMetricConfig       `mapstructure:"disk_health.physical_disk.media.dies_offline"`
+	DiskHealthPhysicalDiskMediaIo                DiskHealthPhysicalDiskMediaIoMetricConfig                `mapstructure:"disk_health.physical_disk.media.io"`
+	DiskHealthPhysicalDiskNvmeCriticalWarning    DiskHealthPhysicalDiskNvmeCriticalWarningMetricConfig    `mapstructure:"disk_health.physical_disk.nvme.critical_warning"`
+	DiskHealthPhysicalDiskNvmeTelemetryAvailable DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricConfig `mapstructure:"disk_health.physical_disk.nvme.telemetry.available"`
+	DiskHealthPhysicalDiskOcpErrors              DiskHealthPhysicalDiskOcpErrorsMetricConfig              `mapstructure:"disk_health.physical_disk.ocp.errors"`
+	DiskHealthPhysicalDiskPowerCycles            DiskHealthPhysicalDiskPowerCyclesMetricConfig            `mapstructure:"disk_health.physical_disk.power_cycles"`
+	DiskHealthPhysicalDiskPowerOnTime            DiskHealthPhysicalDiskPowerOnTimeMetricConfig            `mapstructure:"disk_health.physical_disk.power_on_time"`
+	DiskHealthPhysicalDiskSmartLogReadStatus     DiskHealthPhysicalDiskSmartLogReadStatusMetricConfig     `mapstructure:"disk_health.physical_disk.smart.log.read.status"`
+	DiskHealthPhysicalDiskSmartNormalized        DiskHealthPhysicalDiskSmartNormalizedMetricConfig        `mapstructure:"disk_health.physical_disk.smart.normalized"`
+	DiskHealthPhysicalDiskSmartReadStatus        DiskHealthPhysicalDiskSmartReadStatusMetricConfig        `mapstructure:"disk_health.physical_disk.smart.read.status"`
+	DiskHealthPhysicalDiskSmartReadTime          DiskHealthPhysicalDiskSmartReadTimeMetricConfig          `mapstructure:"disk_health.physical_disk.smart.read.time"`
+	DiskHealthPhysicalDiskSmartThreshold         DiskHealthPhysicalDiskSmartThresholdMetricConfig         `mapstructure:"disk_health.physical_disk.smart.threshold"`
+	DiskHealthPhysicalDiskSmartWorst             DiskHealthPhysicalDiskSmartWorstMetricConfig             `mapstructure:"disk_health.physical_disk.smart.worst"`
+	DiskHealthPhysicalDiskSpareAvailable         DiskHealthPhysicalDiskSpareAvailableMetricConfig         `mapstructure:"disk_health.physical_disk.spare.available"`
+	DiskHealthPhysicalDiskSpareThreshold         DiskHealthPhysicalDiskSpareThresholdMetricConfig         `mapstructure:"disk_health.physical_disk.spare.threshold"`
+	DiskHealthPhysicalDiskThrottlingEvents       DiskHealthPhysicalDiskThrottlingEventsMetricConfig       `mapstructure:"disk_health.physical_disk.throttling.events"`
+	DiskHealthPhysicalDiskUnsafeShutdowns        DiskHealthPhysicalDiskUnsafeShutdownsMetricConfig        `mapstructure:"disk_health.physical_disk.unsafe_shutdowns"`
+	DiskHealthPhysicalDiskWriteAmplification     DiskHealthPhysicalDiskWriteAmplificationMetricConfig     `mapstructure:"disk_health.physical_disk.write_amplification"`
+	DiskHealthSmartDriveDatabaseEntries          DiskHealthSmartDriveDatabaseEntriesMetricConfig          `mapstructure:"disk_health.smart.drive_database.entries"`
+	HwErrors                                     HwErrorsMetricConfig                                     `mapstructure:"hw.errors"`
+	HwPhysicalDiskEnduranceUtilization           HwPhysicalDiskEnduranceUtilizationMetricConfig           `mapstructure:"hw.physical_disk.endurance_utilization"`
+	HwPhysicalDiskSize                           HwPhysicalDiskSizeMetricConfig                           `mapstructure:"hw.physical_disk.size"`
+	HwPhysicalDiskSmart                          HwPhysicalDiskSmartMetricConfig                          `mapstructure:"hw.physical_disk.smart"`
+	HwStatus                                     HwStatusMetricConfig                                     `mapstructure:"hw.status"`
+	HwTemperature                                HwTemperatureMetricConfig                                `mapstructure:"hw.temperature"`
+	HwTemperatureLimit                           HwTemperatureLimitMetricConfig                           `mapstructure:"hw.temperature.limit"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		DiskHealthPhysicalDiskBadBlocks: DiskHealthPhysicalDiskBadBlocksMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthPhysicalDiskBadBlocksMetricAttributeKey{DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwID, DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwName, DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwType, DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyDiskHealthPhysicalDiskBlockArea},
+		},
+		DiskHealthPhysicalDiskCapacitorHealth: DiskHealthPhysicalDiskCapacitorHealthMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKey{DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwID, DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwName, DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwType},
+		},
+		DiskHealthPhysicalDiskCloudIo: DiskHealthPhysicalDiskCloudIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthPhysicalDiskCloudIoMetricAttributeKey{DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection},
+		},
+		DiskHealthPhysicalDiskCloudLimitUtilization: DiskHealthPhysicalDiskCloudLimitUtilizationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKey{DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyDiskHealthPhysicalDiskCloudLimit},
+		},
+		DiskHealthPhysicalDiskCloudLimitExceededTime: DiskHealthPhysicalDiskCloudLimitExceededTimeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKey{DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyDiskHealthPhysicalDiskCloudLimit},
+		},
+		DiskHealthPhysicalDiskCloudOperationTime: DiskHealthPhysicalDiskCloudOperationTimeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKey{DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection},
+		},
+		DiskHealthPhysicalDiskCloudOperations: DiskHealthPhysicalDiskCloudOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthPhysicalDiskCloudOperationsMetricAttributeKey{DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection},
+		},
+		DiskHealthPhysicalDiskCloudQueueLength: DiskHealthPhysicalDiskCloudQueueLengthMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKey{DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType},
+		},
+		DiskHealthPhysicalDiskIo: DiskHealthPhysicalDiskIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthPhysicalDiskIoMetricAttributeKey{DiskHealthPhysicalDiskIoMetricAttributeKeyHwID, DiskHealthPhysicalDiskIoMetricAttributeKeyHwName, DiskHealthPhysicalDiskIoMetricAttributeKeyHwType, DiskHealthPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
+		},
+		DiskHealthPhysicalDiskMediaDiesOffline: DiskHealthPhysicalDiskMediaDiesOfflineMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKey{DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID, DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName, DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType},
+		},
+		DiskHealthPhysicalDiskMediaIo: DiskHealthPhysicalDiskMediaIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthPhysicalDiskMediaIoMetricAttributeKey{DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwID, DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwName, DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwType, DiskHealthPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection},
+		},
+		DiskHealthPhysicalDiskNvmeCriticalWarning: DiskHealthPhysicalDiskNvmeCriticalWarningMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKey{DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID, DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName, DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType, DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
+		},
+		DiskHealthPhysicalDiskNvmeTelemetryAvailable: DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey{DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID, DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName, DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType},
+		},
+		DiskHealthPhysicalDiskOcpErrors: DiskHealthPhysicalDiskOcpErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthPhysicalDiskOcpErrorsMetricAttributeKey{DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwID, DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwName, DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwType, DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyDiskHealthPhysicalDiskOcpErrorType},
+		},
+		DiskHealthPhysicalDiskPowerCycles: DiskHealthPhysicalDiskPowerCyclesMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthPhysicalDiskPowerCyclesMetricAttributeKey{DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwID, DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwName, DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwType},
+		},
+		DiskHealthPhysicalDiskPowerOnTime: DiskHealthPhysicalDiskPowerOnTimeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKey{DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwID, DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwName, DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwType},
+		},
+		DiskHealthPhysicalDiskSmartLogReadStatus: DiskHealthPhysicalDiskSmartLogReadStatusMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKey{DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus},
+		},
+		DiskHealthPhysicalDiskSmartNormalized: DiskHealthPhysicalDiskSmartNormalizedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKey{DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyDiskHealthSmartAttributeID},
+		},
+		DiskHealthPhysicalDiskSmartReadStatus: DiskHealthPhysicalDiskSmartReadStatusMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKey{DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus},
+		},
+		DiskHealthPhysicalDiskSmartReadTime: DiskHealthPhysicalDiskSmartReadTimeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKey{DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwType},
+		},
+		DiskHealthPhysicalDiskSmartThreshold: DiskHealthPhysicalDiskSmartThresholdMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthPhysicalDiskSmartThresholdMetricAttributeKey{DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyDiskHealthSmartAttributeID},
+		},
+		DiskHealthPhysicalDiskSmartWorst: DiskHealthPhysicalDiskSmartWorstMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthPhysicalDiskSmartWorstMetricAttributeKey{DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyDiskHealthSmartAttributeID},
+		},
+		DiskHealthPhysicalDiskSpareAvailable: DiskHealthPhysicalDiskSpareAvailableMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthPhysicalDiskSpareAvailableMetricAttributeKey{DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwID, DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwName, DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwType},
+		},
+		DiskHealthPhysicalDiskSpareThreshold: DiskHealthPhysicalDiskSpareThresholdMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthPhysicalDiskSpareThresholdMetricAttributeKey{DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwID, DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwName, DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwType},
+		},
+		DiskHealthPhysicalDiskThrottlingEvents: DiskHealthPhysicalDiskThrottlingEventsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKey{DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwID, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwName, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwType},
+		},
+		DiskHealthPhysicalDiskUnsafeShutdowns: DiskHealthPhysicalDiskUnsafeShutdownsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKey{DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID, DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName, DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType},
+		},
+		DiskHealthPhysicalDiskWriteAmplification: DiskHealthPhysicalDiskWriteAmplificationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKey{DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwID, DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwName, DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwType},
+		},
 		DiskHealthSmartDriveDatabaseEntries: DiskHealthSmartDriveDatabaseEntriesMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
@@ -1835,90 +1970,10 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwName, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType},
 		},
-		HwPhysicalDiskBadBlocks: HwPhysicalDiskBadBlocksMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskBadBlocksMetricAttributeKey{HwPhysicalDiskBadBlocksMetricAttributeKeyHwID, HwPhysicalDiskBadBlocksMetricAttributeKeyHwName, HwPhysicalDiskBadBlocksMetricAttributeKeyHwType, HwPhysicalDiskBadBlocksMetricAttributeKeyHwPhysicalDiskBlockArea},
-		},
-		HwPhysicalDiskCapacitorHealth: HwPhysicalDiskCapacitorHealthMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskCapacitorHealthMetricAttributeKey{HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwID, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwName, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwType},
-		},
-		HwPhysicalDiskCloudIo: HwPhysicalDiskCloudIoMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwPhysicalDiskCloudIoMetricAttributeKey{HwPhysicalDiskCloudIoMetricAttributeKeyHwID, HwPhysicalDiskCloudIoMetricAttributeKeyHwName, HwPhysicalDiskCloudIoMetricAttributeKeyHwType, HwPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection},
-		},
-		HwPhysicalDiskCloudLimitUtilization: HwPhysicalDiskCloudLimitUtilizationMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey{HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwPhysicalDiskCloudLimit},
-		},
-		HwPhysicalDiskCloudLimitExceededTime: HwPhysicalDiskCloudLimitExceededTimeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey{HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwPhysicalDiskCloudLimit},
-		},
-		HwPhysicalDiskCloudOperationTime: HwPhysicalDiskCloudOperationTimeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwPhysicalDiskCloudOperationTimeMetricAttributeKey{HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection},
-		},
-		HwPhysicalDiskCloudOperations: HwPhysicalDiskCloudOperationsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwPhysicalDiskCloudOperationsMetricAttributeKey{HwPhysicalDiskCloudOperationsMetricAttributeKeyHwID, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwName, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwType, HwPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection},
-		},
-		HwPhysicalDiskCloudQueueLength: HwPhysicalDiskCloudQueueLengthMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskCloudQueueLengthMetricAttributeKey{HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType},
-		},
 		HwPhysicalDiskEnduranceUtilization: HwPhysicalDiskEnduranceUtilizationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwType, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
-		},
-		HwPhysicalDiskIo: HwPhysicalDiskIoMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwPhysicalDiskIoMetricAttributeKey{HwPhysicalDiskIoMetricAttributeKeyHwID, HwPhysicalDiskIoMetricAttributeKeyHwName, HwPhysicalDiskIoMetricAttributeKeyHwType, HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
-		},
-		HwPhysicalDiskMediaDiesOffline: HwPhysicalDiskMediaDiesOfflineMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskMediaDiesOfflineMetricAttributeKey{HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType},
-		},
-		HwPhysicalDiskMediaIo: HwPhysicalDiskMediaIoMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwPhysicalDiskMediaIoMetricAttributeKey{HwPhysicalDiskMediaIoMetricAttributeKeyHwID, HwPhysicalDiskMediaIoMetricAttributeKeyHwName, HwPhysicalDiskMediaIoMetricAttributeKeyHwType, HwPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection},
-		},
-		HwPhysicalDiskNvmeCriticalWarning: HwPhysicalDiskNvmeCriticalWarningMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
-		},
-		HwPhysicalDiskNvmeTelemetryAvailable: HwPhysicalDiskNvmeTelemetryAvailableMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey{HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType},
-		},
-		HwPhysicalDiskOcpErrors: HwPhysicalDiskOcpErrorsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwPhysicalDiskOcpErrorsMetricAttributeKey{HwPhysicalDiskOcpErrorsMetricAttributeKeyHwID, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwName, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwType, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwPhysicalDiskOcpErrorType},
-		},
-		HwPhysicalDiskPowerCycles: HwPhysicalDiskPowerCyclesMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwPhysicalDiskPowerCyclesMetricAttributeKey{HwPhysicalDiskPowerCyclesMetricAttributeKeyHwID, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwName, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwType},
-		},
-		HwPhysicalDiskPowerOnTime: HwPhysicalDiskPowerOnTimeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwPhysicalDiskPowerOnTimeMetricAttributeKey{HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwID, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwName, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwType},
 		},
 		HwPhysicalDiskSize: HwPhysicalDiskSizeMetricConfig{
 			Enabled:             true,
@@ -1928,62 +1983,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		HwPhysicalDiskSmart: HwPhysicalDiskSmartMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID},
-		},
-		HwPhysicalDiskSmartLogReadStatus: HwPhysicalDiskSmartLogReadStatusMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwPhysicalDiskSmartLogReadStatusMetricAttributeKey{HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus},
-		},
-		HwPhysicalDiskSmartNormalized: HwPhysicalDiskSmartNormalizedMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskSmartNormalizedMetricAttributeKey{HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwID, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwName, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwType, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID},
-		},
-		HwPhysicalDiskSmartReadStatus: HwPhysicalDiskSmartReadStatusMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwPhysicalDiskSmartReadStatusMetricAttributeKey{HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwID, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwName, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwType, HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus},
-		},
-		HwPhysicalDiskSmartReadTime: HwPhysicalDiskSmartReadTimeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskSmartReadTimeMetricAttributeKey{HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwID, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwName, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwType},
-		},
-		HwPhysicalDiskSmartThreshold: HwPhysicalDiskSmartThresholdMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskSmartThresholdMetricAttributeKey{HwPhysicalDiskSmartThresholdMetricAttributeKeyHwID, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwName, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwType, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID},
-		},
-		HwPhysicalDiskSmartWorst: HwPhysicalDiskSmartWorstMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskSmartWorstMetricAttributeKey{HwPhysicalDiskSmartWorstMetricAttributeKeyHwID, HwPhysicalDiskSmartWorstMetricAttributeKeyHwName, HwPhysicalDiskSmartWorstMetricAttributeKeyHwType, HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID},
-		},
-		HwPhysicalDiskSpareAvailable: HwPhysicalDiskSpareAvailableMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskSpareAvailableMetricAttributeKey{HwPhysicalDiskSpareAvailableMetricAttributeKeyHwID, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwName, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwType},
-		},
-		HwPhysicalDiskSpareThreshold: HwPhysicalDiskSpareThresholdMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskSpareThresholdMetricAttributeKey{HwPhysicalDiskSpareThresholdMetricAttributeKeyHwID, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwName, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwType},
-		},
-		HwPhysicalDiskThrottlingEvents: HwPhysicalDiskThrottlingEventsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskThrottlingEventsMetricAttributeKey{HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwID, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwName, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwType},
-		},
-		HwPhysicalDiskUnsafeShutdowns: HwPhysicalDiskUnsafeShutdownsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwPhysicalDiskUnsafeShutdownsMetricAttributeKey{HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType},
-		},
-		HwPhysicalDiskWriteAmplification: HwPhysicalDiskWriteAmplificationMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskWriteAmplificationMetricAttributeKey{HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwID, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwName, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwType},
+			EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeyDiskHealthSmartAttributeID},
 		},
 		HwStatus: HwStatusMetricConfig{
 			Enabled:             true,
@@ -2031,27 +2031,27 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 
 // ResourceAttributesConfig provides config for smart resource attributes.
 type ResourceAttributesConfig struct {
-	DiskProtocol       ResourceAttributeConfig `mapstructure:"disk.protocol"`
-	DiskRotationRate   ResourceAttributeConfig `mapstructure:"disk.rotation_rate"`
-	DiskWwn            ResourceAttributeConfig `mapstructure:"disk.wwn"`
-	HwFirmwareVersion  ResourceAttributeConfig `mapstructure:"hw.firmware_version"`
-	HwID               ResourceAttributeConfig `mapstructure:"hw.id"`
-	HwModel            ResourceAttributeConfig `mapstructure:"hw.model"`
-	HwName             ResourceAttributeConfig `mapstructure:"hw.name"`
-	HwPhysicalDiskType ResourceAttributeConfig `mapstructure:"hw.physical_disk.type"`
-	HwSerialNumber     ResourceAttributeConfig `mapstructure:"hw.serial_number"`
-	HwType             ResourceAttributeConfig `mapstructure:"hw.type"`
+	DiskHealthDiskProtocol     ResourceAttributeConfig `mapstructure:"disk_health.disk.protocol"`
+	DiskHealthDiskRotationRate ResourceAttributeConfig `mapstructure:"disk_health.disk.rotation_rate"`
+	DiskHealthDiskWwn          ResourceAttributeConfig `mapstructure:"disk_health.disk.wwn"`
+	HwFirmwareVersion          ResourceAttributeConfig `mapstructure:"hw.firmware_version"`
+	HwID                       ResourceAttributeConfig `mapstructure:"hw.id"`
+	HwModel                    ResourceAttributeConfig `mapstructure:"hw.model"`
+	HwName                     ResourceAttributeConfig `mapstructure:"hw.name"`
+	HwPhysicalDiskType         ResourceAttributeConfig `mapstructure:"hw.physical_disk.type"`
+	HwSerialNumber             ResourceAttributeConfig `mapstructure:"hw.serial_number"`
+	HwType                     ResourceAttributeConfig `mapstructure:"hw.type"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 	return ResourceAttributesConfig{
-		DiskProtocol: ResourceAttributeConfig{
+		DiskHealthDiskProtocol: ResourceAttributeConfig{
 			Enabled: true,
 		},
-		DiskRotationRate: ResourceAttributeConfig{
+		DiskHealthDiskRotationRate: ResourceAttributeConfig{
 			Enabled: true,
 		},
-		DiskWwn: ResourceAttributeConfig{
+		DiskHealthDiskWwn: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		HwFirmwareVersion: ResourceAttributeConfig{

@@ -26,6 +26,141 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					DiskHealthPhysicalDiskBadBlocks: DiskHealthPhysicalDiskBadBlocksMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskBadBlocksMetricAttributeKey{DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwID, DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwName, DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwType, DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyDiskHealthPhysicalDiskBlockArea},
+					},
+					DiskHealthPhysicalDiskCapacitorHealth: DiskHealthPhysicalDiskCapacitorHealthMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKey{DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwID, DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwName, DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskCloudIo: DiskHealthPhysicalDiskCloudIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskCloudIoMetricAttributeKey{DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection},
+					},
+					DiskHealthPhysicalDiskCloudLimitUtilization: DiskHealthPhysicalDiskCloudLimitUtilizationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKey{DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyDiskHealthPhysicalDiskCloudLimit},
+					},
+					DiskHealthPhysicalDiskCloudLimitExceededTime: DiskHealthPhysicalDiskCloudLimitExceededTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKey{DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyDiskHealthPhysicalDiskCloudLimit},
+					},
+					DiskHealthPhysicalDiskCloudOperationTime: DiskHealthPhysicalDiskCloudOperationTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKey{DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection},
+					},
+					DiskHealthPhysicalDiskCloudOperations: DiskHealthPhysicalDiskCloudOperationsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskCloudOperationsMetricAttributeKey{DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection},
+					},
+					DiskHealthPhysicalDiskCloudQueueLength: DiskHealthPhysicalDiskCloudQueueLengthMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKey{DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskIo: DiskHealthPhysicalDiskIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskIoMetricAttributeKey{DiskHealthPhysicalDiskIoMetricAttributeKeyHwID, DiskHealthPhysicalDiskIoMetricAttributeKeyHwName, DiskHealthPhysicalDiskIoMetricAttributeKeyHwType, DiskHealthPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
+					},
+					DiskHealthPhysicalDiskMediaDiesOffline: DiskHealthPhysicalDiskMediaDiesOfflineMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKey{DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID, DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName, DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskMediaIo: DiskHealthPhysicalDiskMediaIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskMediaIoMetricAttributeKey{DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwID, DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwName, DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwType, DiskHealthPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection},
+					},
+					DiskHealthPhysicalDiskNvmeCriticalWarning: DiskHealthPhysicalDiskNvmeCriticalWarningMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKey{DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID, DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName, DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType, DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
+					},
+					DiskHealthPhysicalDiskNvmeTelemetryAvailable: DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey{DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID, DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName, DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskOcpErrors: DiskHealthPhysicalDiskOcpErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskOcpErrorsMetricAttributeKey{DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwID, DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwName, DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwType, DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyDiskHealthPhysicalDiskOcpErrorType},
+					},
+					DiskHealthPhysicalDiskPowerCycles: DiskHealthPhysicalDiskPowerCyclesMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskPowerCyclesMetricAttributeKey{DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwID, DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwName, DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskPowerOnTime: DiskHealthPhysicalDiskPowerOnTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKey{DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwID, DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwName, DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskSmartLogReadStatus: DiskHealthPhysicalDiskSmartLogReadStatusMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKey{DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus},
+					},
+					DiskHealthPhysicalDiskSmartNormalized: DiskHealthPhysicalDiskSmartNormalizedMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKey{DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyDiskHealthSmartAttributeID},
+					},
+					DiskHealthPhysicalDiskSmartReadStatus: DiskHealthPhysicalDiskSmartReadStatusMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKey{DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus},
+					},
+					DiskHealthPhysicalDiskSmartReadTime: DiskHealthPhysicalDiskSmartReadTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKey{DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskSmartThreshold: DiskHealthPhysicalDiskSmartThresholdMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskSmartThresholdMetricAttributeKey{DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyDiskHealthSmartAttributeID},
+					},
+					DiskHealthPhysicalDiskSmartWorst: DiskHealthPhysicalDiskSmartWorstMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskSmartWorstMetricAttributeKey{DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyDiskHealthSmartAttributeID},
+					},
+					DiskHealthPhysicalDiskSpareAvailable: DiskHealthPhysicalDiskSpareAvailableMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskSpareAvailableMetricAttributeKey{DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwID, DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwName, DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskSpareThreshold: DiskHealthPhysicalDiskSpareThresholdMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskSpareThresholdMetricAttributeKey{DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwID, DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwName, DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskThrottlingEvents: DiskHealthPhysicalDiskThrottlingEventsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKey{DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwID, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwName, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskUnsafeShutdowns: DiskHealthPhysicalDiskUnsafeShutdownsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKey{DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID, DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName, DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskWriteAmplification: DiskHealthPhysicalDiskWriteAmplificationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKey{DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwID, DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwName, DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwType},
+					},
 					DiskHealthSmartDriveDatabaseEntries: DiskHealthSmartDriveDatabaseEntriesMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -36,90 +171,10 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwName, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType},
 					},
-					HwPhysicalDiskBadBlocks: HwPhysicalDiskBadBlocksMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskBadBlocksMetricAttributeKey{HwPhysicalDiskBadBlocksMetricAttributeKeyHwID, HwPhysicalDiskBadBlocksMetricAttributeKeyHwName, HwPhysicalDiskBadBlocksMetricAttributeKeyHwType, HwPhysicalDiskBadBlocksMetricAttributeKeyHwPhysicalDiskBlockArea},
-					},
-					HwPhysicalDiskCapacitorHealth: HwPhysicalDiskCapacitorHealthMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskCapacitorHealthMetricAttributeKey{HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwID, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwName, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskCloudIo: HwPhysicalDiskCloudIoMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskCloudIoMetricAttributeKey{HwPhysicalDiskCloudIoMetricAttributeKeyHwID, HwPhysicalDiskCloudIoMetricAttributeKeyHwName, HwPhysicalDiskCloudIoMetricAttributeKeyHwType, HwPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection},
-					},
-					HwPhysicalDiskCloudLimitUtilization: HwPhysicalDiskCloudLimitUtilizationMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey{HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwPhysicalDiskCloudLimit},
-					},
-					HwPhysicalDiskCloudLimitExceededTime: HwPhysicalDiskCloudLimitExceededTimeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey{HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwPhysicalDiskCloudLimit},
-					},
-					HwPhysicalDiskCloudOperationTime: HwPhysicalDiskCloudOperationTimeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskCloudOperationTimeMetricAttributeKey{HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection},
-					},
-					HwPhysicalDiskCloudOperations: HwPhysicalDiskCloudOperationsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskCloudOperationsMetricAttributeKey{HwPhysicalDiskCloudOperationsMetricAttributeKeyHwID, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwName, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwType, HwPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection},
-					},
-					HwPhysicalDiskCloudQueueLength: HwPhysicalDiskCloudQueueLengthMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskCloudQueueLengthMetricAttributeKey{HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType},
-					},
 					HwPhysicalDiskEnduranceUtilization: HwPhysicalDiskEnduranceUtilizationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwType, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
-					},
-					HwPhysicalDiskIo: HwPhysicalDiskIoMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskIoMetricAttributeKey{HwPhysicalDiskIoMetricAttributeKeyHwID, HwPhysicalDiskIoMetricAttributeKeyHwName, HwPhysicalDiskIoMetricAttributeKeyHwType, HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
-					},
-					HwPhysicalDiskMediaDiesOffline: HwPhysicalDiskMediaDiesOfflineMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskMediaDiesOfflineMetricAttributeKey{HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskMediaIo: HwPhysicalDiskMediaIoMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskMediaIoMetricAttributeKey{HwPhysicalDiskMediaIoMetricAttributeKeyHwID, HwPhysicalDiskMediaIoMetricAttributeKeyHwName, HwPhysicalDiskMediaIoMetricAttributeKeyHwType, HwPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection},
-					},
-					HwPhysicalDiskNvmeCriticalWarning: HwPhysicalDiskNvmeCriticalWarningMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
-					},
-					HwPhysicalDiskNvmeTelemetryAvailable: HwPhysicalDiskNvmeTelemetryAvailableMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey{HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskOcpErrors: HwPhysicalDiskOcpErrorsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskOcpErrorsMetricAttributeKey{HwPhysicalDiskOcpErrorsMetricAttributeKeyHwID, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwName, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwType, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwPhysicalDiskOcpErrorType},
-					},
-					HwPhysicalDiskPowerCycles: HwPhysicalDiskPowerCyclesMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskPowerCyclesMetricAttributeKey{HwPhysicalDiskPowerCyclesMetricAttributeKeyHwID, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwName, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskPowerOnTime: HwPhysicalDiskPowerOnTimeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskPowerOnTimeMetricAttributeKey{HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwID, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwName, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwType},
 					},
 					HwPhysicalDiskSize: HwPhysicalDiskSizeMetricConfig{
 						Enabled:             true,
@@ -129,62 +184,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwPhysicalDiskSmart: HwPhysicalDiskSmartMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID},
-					},
-					HwPhysicalDiskSmartLogReadStatus: HwPhysicalDiskSmartLogReadStatusMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskSmartLogReadStatusMetricAttributeKey{HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus},
-					},
-					HwPhysicalDiskSmartNormalized: HwPhysicalDiskSmartNormalizedMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartNormalizedMetricAttributeKey{HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwID, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwName, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwType, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID},
-					},
-					HwPhysicalDiskSmartReadStatus: HwPhysicalDiskSmartReadStatusMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskSmartReadStatusMetricAttributeKey{HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwID, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwName, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwType, HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus},
-					},
-					HwPhysicalDiskSmartReadTime: HwPhysicalDiskSmartReadTimeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartReadTimeMetricAttributeKey{HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwID, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwName, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskSmartThreshold: HwPhysicalDiskSmartThresholdMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartThresholdMetricAttributeKey{HwPhysicalDiskSmartThresholdMetricAttributeKeyHwID, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwName, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwType, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID},
-					},
-					HwPhysicalDiskSmartWorst: HwPhysicalDiskSmartWorstMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartWorstMetricAttributeKey{HwPhysicalDiskSmartWorstMetricAttributeKeyHwID, HwPhysicalDiskSmartWorstMetricAttributeKeyHwName, HwPhysicalDiskSmartWorstMetricAttributeKeyHwType, HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID},
-					},
-					HwPhysicalDiskSpareAvailable: HwPhysicalDiskSpareAvailableMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSpareAvailableMetricAttributeKey{HwPhysicalDiskSpareAvailableMetricAttributeKeyHwID, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwName, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskSpareThreshold: HwPhysicalDiskSpareThresholdMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSpareThresholdMetricAttributeKey{HwPhysicalDiskSpareThresholdMetricAttributeKeyHwID, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwName, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskThrottlingEvents: HwPhysicalDiskThrottlingEventsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskThrottlingEventsMetricAttributeKey{HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwID, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwName, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskUnsafeShutdowns: HwPhysicalDiskUnsafeShutdownsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskUnsafeShutdownsMetricAttributeKey{HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskWriteAmplification: HwPhysicalDiskWriteAmplificationMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskWriteAmplificationMetricAttributeKey{HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwID, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwName, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwType},
+						EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeyDiskHealthSmartAttributeID},
 					},
 					HwStatus: HwStatusMetricConfig{
 						Enabled:             true,
@@ -203,16 +203,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					DiskProtocol:       ResourceAttributeConfig{Enabled: true},
-					DiskRotationRate:   ResourceAttributeConfig{Enabled: true},
-					DiskWwn:            ResourceAttributeConfig{Enabled: true},
-					HwFirmwareVersion:  ResourceAttributeConfig{Enabled: true},
-					HwID:               ResourceAttributeConfig{Enabled: true},
-					HwModel:            ResourceAttributeConfig{Enabled: true},
-					HwName:             ResourceAttributeConfig{Enabled: true},
-					HwPhysicalDiskType: ResourceAttributeConfig{Enabled: true},
-					HwSerialNumber:     ResourceAttributeConfig{Enabled: true},
-					HwType:             ResourceAttributeConfig{Enabled: true},
+					DiskHealthDiskProtocol:     ResourceAttributeConfig{Enabled: true},
+					DiskHealthDiskRotationRate: ResourceAttributeConfig{Enabled: true},
+					DiskHealthDiskWwn:          ResourceAttributeConfig{Enabled: true},
+					HwFirmwareVersion:          ResourceAttributeConfig{Enabled: true},
+					HwID:                       ResourceAttributeConfig{Enabled: true},
+					HwModel:                    ResourceAttributeConfig{Enabled: true},
+					HwName:                     ResourceAttributeConfig{Enabled: true},
+					HwPhysicalDiskType:         ResourceAttributeConfig{Enabled: true},
+					HwSerialNumber:             ResourceAttributeConfig{Enabled: true},
+					HwType:                     ResourceAttributeConfig{Enabled: true},
 				},
 			},
 		},
@@ -220,6 +220,141 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					DiskHealthPhysicalDiskBadBlocks: DiskHealthPhysicalDiskBadBlocksMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskBadBlocksMetricAttributeKey{DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwID, DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwName, DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwType, DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyDiskHealthPhysicalDiskBlockArea},
+					},
+					DiskHealthPhysicalDiskCapacitorHealth: DiskHealthPhysicalDiskCapacitorHealthMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKey{DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwID, DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwName, DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskCloudIo: DiskHealthPhysicalDiskCloudIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskCloudIoMetricAttributeKey{DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection},
+					},
+					DiskHealthPhysicalDiskCloudLimitUtilization: DiskHealthPhysicalDiskCloudLimitUtilizationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKey{DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyDiskHealthPhysicalDiskCloudLimit},
+					},
+					DiskHealthPhysicalDiskCloudLimitExceededTime: DiskHealthPhysicalDiskCloudLimitExceededTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKey{DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyDiskHealthPhysicalDiskCloudLimit},
+					},
+					DiskHealthPhysicalDiskCloudOperationTime: DiskHealthPhysicalDiskCloudOperationTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKey{DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection},
+					},
+					DiskHealthPhysicalDiskCloudOperations: DiskHealthPhysicalDiskCloudOperationsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskCloudOperationsMetricAttributeKey{DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwType, DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection},
+					},
+					DiskHealthPhysicalDiskCloudQueueLength: DiskHealthPhysicalDiskCloudQueueLengthMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKey{DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID, DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName, DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskIo: DiskHealthPhysicalDiskIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskIoMetricAttributeKey{DiskHealthPhysicalDiskIoMetricAttributeKeyHwID, DiskHealthPhysicalDiskIoMetricAttributeKeyHwName, DiskHealthPhysicalDiskIoMetricAttributeKeyHwType, DiskHealthPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
+					},
+					DiskHealthPhysicalDiskMediaDiesOffline: DiskHealthPhysicalDiskMediaDiesOfflineMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKey{DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID, DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName, DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskMediaIo: DiskHealthPhysicalDiskMediaIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskMediaIoMetricAttributeKey{DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwID, DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwName, DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwType, DiskHealthPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection},
+					},
+					DiskHealthPhysicalDiskNvmeCriticalWarning: DiskHealthPhysicalDiskNvmeCriticalWarningMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKey{DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID, DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName, DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType, DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
+					},
+					DiskHealthPhysicalDiskNvmeTelemetryAvailable: DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey{DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID, DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName, DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskOcpErrors: DiskHealthPhysicalDiskOcpErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskOcpErrorsMetricAttributeKey{DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwID, DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwName, DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwType, DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyDiskHealthPhysicalDiskOcpErrorType},
+					},
+					DiskHealthPhysicalDiskPowerCycles: DiskHealthPhysicalDiskPowerCyclesMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskPowerCyclesMetricAttributeKey{DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwID, DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwName, DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskPowerOnTime: DiskHealthPhysicalDiskPowerOnTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKey{DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwID, DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwName, DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskSmartLogReadStatus: DiskHealthPhysicalDiskSmartLogReadStatusMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKey{DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus},
+					},
+					DiskHealthPhysicalDiskSmartNormalized: DiskHealthPhysicalDiskSmartNormalizedMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKey{DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyDiskHealthSmartAttributeID},
+					},
+					DiskHealthPhysicalDiskSmartReadStatus: DiskHealthPhysicalDiskSmartReadStatusMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKey{DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus},
+					},
+					DiskHealthPhysicalDiskSmartReadTime: DiskHealthPhysicalDiskSmartReadTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKey{DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskSmartThreshold: DiskHealthPhysicalDiskSmartThresholdMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskSmartThresholdMetricAttributeKey{DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyDiskHealthSmartAttributeID},
+					},
+					DiskHealthPhysicalDiskSmartWorst: DiskHealthPhysicalDiskSmartWorstMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskSmartWorstMetricAttributeKey{DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwID, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwName, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwType, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyDiskHealthSmartAttributeID},
+					},
+					DiskHealthPhysicalDiskSpareAvailable: DiskHealthPhysicalDiskSpareAvailableMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskSpareAvailableMetricAttributeKey{DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwID, DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwName, DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskSpareThreshold: DiskHealthPhysicalDiskSpareThresholdMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskSpareThresholdMetricAttributeKey{DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwID, DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwName, DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskThrottlingEvents: DiskHealthPhysicalDiskThrottlingEventsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKey{DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwID, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwName, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskUnsafeShutdowns: DiskHealthPhysicalDiskUnsafeShutdownsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKey{DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID, DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName, DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType},
+					},
+					DiskHealthPhysicalDiskWriteAmplification: DiskHealthPhysicalDiskWriteAmplificationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKey{DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwID, DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwName, DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwType},
+					},
 					DiskHealthSmartDriveDatabaseEntries: DiskHealthSmartDriveDatabaseEntriesMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -230,90 +365,10 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwName, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType},
 					},
-					HwPhysicalDiskBadBlocks: HwPhysicalDiskBadBlocksMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskBadBlocksMetricAttributeKey{HwPhysicalDiskBadBlocksMetricAttributeKeyHwID, HwPhysicalDiskBadBlocksMetricAttributeKeyHwName, HwPhysicalDiskBadBlocksMetricAttributeKeyHwType, HwPhysicalDiskBadBlocksMetricAttributeKeyHwPhysicalDiskBlockArea},
-					},
-					HwPhysicalDiskCapacitorHealth: HwPhysicalDiskCapacitorHealthMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskCapacitorHealthMetricAttributeKey{HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwID, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwName, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskCloudIo: HwPhysicalDiskCloudIoMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskCloudIoMetricAttributeKey{HwPhysicalDiskCloudIoMetricAttributeKeyHwID, HwPhysicalDiskCloudIoMetricAttributeKeyHwName, HwPhysicalDiskCloudIoMetricAttributeKeyHwType, HwPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection},
-					},
-					HwPhysicalDiskCloudLimitUtilization: HwPhysicalDiskCloudLimitUtilizationMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey{HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwPhysicalDiskCloudLimit},
-					},
-					HwPhysicalDiskCloudLimitExceededTime: HwPhysicalDiskCloudLimitExceededTimeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey{HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwPhysicalDiskCloudLimit},
-					},
-					HwPhysicalDiskCloudOperationTime: HwPhysicalDiskCloudOperationTimeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskCloudOperationTimeMetricAttributeKey{HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection},
-					},
-					HwPhysicalDiskCloudOperations: HwPhysicalDiskCloudOperationsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskCloudOperationsMetricAttributeKey{HwPhysicalDiskCloudOperationsMetricAttributeKeyHwID, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwName, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwType, HwPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection},
-					},
-					HwPhysicalDiskCloudQueueLength: HwPhysicalDiskCloudQueueLengthMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskCloudQueueLengthMetricAttributeKey{HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType},
-					},
 					HwPhysicalDiskEnduranceUtilization: HwPhysicalDiskEnduranceUtilizationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwType, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
-					},
-					HwPhysicalDiskIo: HwPhysicalDiskIoMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskIoMetricAttributeKey{HwPhysicalDiskIoMetricAttributeKeyHwID, HwPhysicalDiskIoMetricAttributeKeyHwName, HwPhysicalDiskIoMetricAttributeKeyHwType, HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
-					},
-					HwPhysicalDiskMediaDiesOffline: HwPhysicalDiskMediaDiesOfflineMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskMediaDiesOfflineMetricAttributeKey{HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskMediaIo: HwPhysicalDiskMediaIoMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskMediaIoMetricAttributeKey{HwPhysicalDiskMediaIoMetricAttributeKeyHwID, HwPhysicalDiskMediaIoMetricAttributeKeyHwName, HwPhysicalDiskMediaIoMetricAttributeKeyHwType, HwPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection},
-					},
-					HwPhysicalDiskNvmeCriticalWarning: HwPhysicalDiskNvmeCriticalWarningMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
-					},
-					HwPhysicalDiskNvmeTelemetryAvailable: HwPhysicalDiskNvmeTelemetryAvailableMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey{HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskOcpErrors: HwPhysicalDiskOcpErrorsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskOcpErrorsMetricAttributeKey{HwPhysicalDiskOcpErrorsMetricAttributeKeyHwID, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwName, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwType, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwPhysicalDiskOcpErrorType},
-					},
-					HwPhysicalDiskPowerCycles: HwPhysicalDiskPowerCyclesMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskPowerCyclesMetricAttributeKey{HwPhysicalDiskPowerCyclesMetricAttributeKeyHwID, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwName, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskPowerOnTime: HwPhysicalDiskPowerOnTimeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskPowerOnTimeMetricAttributeKey{HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwID, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwName, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwType},
 					},
 					HwPhysicalDiskSize: HwPhysicalDiskSizeMetricConfig{
 						Enabled:             false,
@@ -323,62 +378,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwPhysicalDiskSmart: HwPhysicalDiskSmartMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID},
-					},
-					HwPhysicalDiskSmartLogReadStatus: HwPhysicalDiskSmartLogReadStatusMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskSmartLogReadStatusMetricAttributeKey{HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus},
-					},
-					HwPhysicalDiskSmartNormalized: HwPhysicalDiskSmartNormalizedMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartNormalizedMetricAttributeKey{HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwID, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwName, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwType, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID},
-					},
-					HwPhysicalDiskSmartReadStatus: HwPhysicalDiskSmartReadStatusMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskSmartReadStatusMetricAttributeKey{HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwID, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwName, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwType, HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus},
-					},
-					HwPhysicalDiskSmartReadTime: HwPhysicalDiskSmartReadTimeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartReadTimeMetricAttributeKey{HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwID, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwName, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskSmartThreshold: HwPhysicalDiskSmartThresholdMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartThresholdMetricAttributeKey{HwPhysicalDiskSmartThresholdMetricAttributeKeyHwID, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwName, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwType, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID},
-					},
-					HwPhysicalDiskSmartWorst: HwPhysicalDiskSmartWorstMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartWorstMetricAttributeKey{HwPhysicalDiskSmartWorstMetricAttributeKeyHwID, HwPhysicalDiskSmartWorstMetricAttributeKeyHwName, HwPhysicalDiskSmartWorstMetricAttributeKeyHwType, HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID},
-					},
-					HwPhysicalDiskSpareAvailable: HwPhysicalDiskSpareAvailableMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSpareAvailableMetricAttributeKey{HwPhysicalDiskSpareAvailableMetricAttributeKeyHwID, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwName, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskSpareThreshold: HwPhysicalDiskSpareThresholdMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSpareThresholdMetricAttributeKey{HwPhysicalDiskSpareThresholdMetricAttributeKeyHwID, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwName, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskThrottlingEvents: HwPhysicalDiskThrottlingEventsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskThrottlingEventsMetricAttributeKey{HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwID, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwName, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskUnsafeShutdowns: HwPhysicalDiskUnsafeShutdownsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskUnsafeShutdownsMetricAttributeKey{HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType},
-					},
-					HwPhysicalDiskWriteAmplification: HwPhysicalDiskWriteAmplificationMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskWriteAmplificationMetricAttributeKey{HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwID, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwName, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwType},
+						EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeyDiskHealthSmartAttributeID},
 					},
 					HwStatus: HwStatusMetricConfig{
 						Enabled:             false,
@@ -397,16 +397,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					DiskProtocol:       ResourceAttributeConfig{Enabled: false},
-					DiskRotationRate:   ResourceAttributeConfig{Enabled: false},
-					DiskWwn:            ResourceAttributeConfig{Enabled: false},
-					HwFirmwareVersion:  ResourceAttributeConfig{Enabled: false},
-					HwID:               ResourceAttributeConfig{Enabled: false},
-					HwModel:            ResourceAttributeConfig{Enabled: false},
-					HwName:             ResourceAttributeConfig{Enabled: false},
-					HwPhysicalDiskType: ResourceAttributeConfig{Enabled: false},
-					HwSerialNumber:     ResourceAttributeConfig{Enabled: false},
-					HwType:             ResourceAttributeConfig{Enabled: false},
+					DiskHealthDiskProtocol:     ResourceAttributeConfig{Enabled: false},
+					DiskHealthDiskRotationRate: ResourceAttributeConfig{Enabled: false},
+					DiskHealthDiskWwn:          ResourceAttributeConfig{Enabled: false},
+					HwFirmwareVersion:          ResourceAttributeConfig{Enabled: false},
+					HwID:                       ResourceAttributeConfig{Enabled: false},
+					HwModel:                    ResourceAttributeConfig{Enabled: false},
+					HwName:                     ResourceAttributeConfig{Enabled: false},
+					HwPhysicalDiskType:         ResourceAttributeConfig{Enabled: false},
+					HwSerialNumber:             ResourceAttributeConfig{Enabled: false},
+					HwType:                     ResourceAttributeConfig{Enabled: false},
 				},
 			},
 		},
@@ -414,11 +414,335 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthSmartDriveDatabaseEntriesMetricConfig{}, HwErrorsMetricConfig{}, HwPhysicalDiskBadBlocksMetricConfig{}, HwPhysicalDiskCapacitorHealthMetricConfig{}, HwPhysicalDiskCloudIoMetricConfig{}, HwPhysicalDiskCloudLimitUtilizationMetricConfig{}, HwPhysicalDiskCloudLimitExceededTimeMetricConfig{}, HwPhysicalDiskCloudOperationTimeMetricConfig{}, HwPhysicalDiskCloudOperationsMetricConfig{}, HwPhysicalDiskCloudQueueLengthMetricConfig{}, HwPhysicalDiskEnduranceUtilizationMetricConfig{}, HwPhysicalDiskIoMetricConfig{}, HwPhysicalDiskMediaDiesOfflineMetricConfig{}, HwPhysicalDiskMediaIoMetricConfig{}, HwPhysicalDiskNvmeCriticalWarningMetricConfig{}, HwPhysicalDiskNvmeTelemetryAvailableMetricConfig{}, HwPhysicalDiskOcpErrorsMetricConfig{}, HwPhysicalDiskPowerCyclesMetricConfig{}, HwPhysicalDiskPowerOnTimeMetricConfig{}, HwPhysicalDiskSizeMetricConfig{}, HwPhysicalDiskSmartMetricConfig{}, HwPhysicalDiskSmartLogReadStatusMetricConfig{}, HwPhysicalDiskSmartNormalizedMetricConfig{}, HwPhysicalDiskSmartReadStatusMetricConfig{}, HwPhysicalDiskSmartReadTimeMetricConfig{}, HwPhysicalDiskSmartThresholdMetricConfig{}, HwPhysicalDiskSmartWorstMetricConfig{}, HwPhysicalDiskSpareAvailableMetricConfig{}, HwPhysicalDiskSpareThresholdMetricConfig{}, HwPhysicalDiskThrottlingEventsMetricConfig{}, HwPhysicalDiskUnsafeShutdownsMetricConfig{}, HwPhysicalDiskWriteAmplificationMetricConfig{}, HwStatusMetricConfig{}, HwTemperatureMetricConfig{}, HwTemperatureLimitMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthPhysicalDiskBadBlocksMetricConfig{}, DiskHealthPhysicalDiskCapacitorHealthMetricConfig{}, DiskHealthPhysicalDiskCloudIoMetricConfig{}, DiskHealthPhysicalDiskCloudLimitUtilizationMetricConfig{}, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricConfig{}, DiskHealthPhysicalDiskCloudOperationTimeMetricConfig{}, DiskHealthPhysicalDiskCloudOperationsMetricConfig{}, DiskHealthPhysicalDiskCloudQueueLengthMetricConfig{}, DiskHealthPhysicalDiskIoMetricConfig{}, DiskHealthPhysicalDiskMediaDiesOfflineMetricConfig{}, DiskHealthPhysicalDiskMediaIoMetricConfig{}, DiskHealthPhysicalDiskNvmeCriticalWarningMetricConfig{}, DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricConfig{}, DiskHealthPhysicalDiskOcpErrorsMetricConfig{}, DiskHealthPhysicalDiskPowerCyclesMetricConfig{}, DiskHealthPhysicalDiskPowerOnTimeMetricConfig{}, DiskHealthPhysicalDiskSmartLogReadStatusMetricConfig{}, DiskHealthPhysicalDiskSmartNormalizedMetricConfig{}, DiskHealthPhysicalDiskSmartReadStatusMetricConfig{}, DiskHealthPhysicalDiskSmartReadTimeMetricConfig{}, DiskHealthPhysicalDiskSmartThresholdMetricConfig{}, DiskHealthPhysicalDiskSmartWorstMetricConfig{}, DiskHealthPhysicalDiskSpareAvailableMetricConfig{}, DiskHealthPhysicalDiskSpareThresholdMetricConfig{}, DiskHealthPhysicalDiskThrottlingEventsMetricConfig{}, DiskHealthPhysicalDiskUnsafeShutdownsMetricConfig{}, DiskHealthPhysicalDiskWriteAmplificationMetricConfig{}, DiskHealthSmartDriveDatabaseEntriesMetricConfig{}, HwErrorsMetricConfig{}, HwPhysicalDiskEnduranceUtilizationMetricConfig{}, HwPhysicalDiskSizeMetricConfig{}, HwPhysicalDiskSmartMetricConfig{}, HwStatusMetricConfig{}, HwTemperatureMetricConfig{}, HwTemperatureLimitMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+func TestDiskHealthPhysicalDiskBadBlocksMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskBadBlocks
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskBadBlocksMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.bad_blocks doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk_health.physical_disk.block_area]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskBadBlocks
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskCapacitorHealthMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskCapacitorHealth
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.capacitor.health doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskCapacitorHealth
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskCloudIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskCloudIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskCloudIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.cloud.io doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskCloudIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskCloudLimitUtilizationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskCloudLimitUtilization
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.cloud.limit.utilization doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk_health.physical_disk.cloud.limit]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskCloudLimitUtilization
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskCloudLimitExceededTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskCloudLimitExceededTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.cloud.limit_exceeded.time doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk_health.physical_disk.cloud.limit]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskCloudLimitExceededTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskCloudOperationTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskCloudOperationTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.cloud.operation.time doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskCloudOperationTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskCloudOperationsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskCloudOperations
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskCloudOperationsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.cloud.operations doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskCloudOperations
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskCloudQueueLengthMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskCloudQueueLength
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.cloud.queue_length doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskCloudQueueLength
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.io doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskMediaDiesOfflineMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskMediaDiesOffline
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.media.dies_offline doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskMediaDiesOffline
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskMediaIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskMediaIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskMediaIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.media.io doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskMediaIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskNvmeCriticalWarningMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskNvmeCriticalWarning
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.nvme.critical_warning doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, nvme.critical_warning]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskNvmeCriticalWarning
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskNvmeTelemetryAvailableMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskNvmeTelemetryAvailable
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.nvme.telemetry.available doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskNvmeTelemetryAvailable
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskOcpErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskOcpErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskOcpErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.ocp.errors doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk_health.physical_disk.ocp_error.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskOcpErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskPowerCyclesMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskPowerCycles
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskPowerCyclesMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.power_cycles doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskPowerCycles
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskPowerOnTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskPowerOnTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.power_on_time doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskPowerOnTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskSmartLogReadStatusMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskSmartLogReadStatus
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.smart.log.read.status doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, nvme.log, smart.read.status]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskSmartLogReadStatus
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskSmartNormalizedMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskSmartNormalized
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.smart.normalized doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, disk_health.smart.attribute.id]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskSmartNormalized
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskSmartReadStatusMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskSmartReadStatus
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.smart.read.status doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, smart.read.status]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskSmartReadStatus
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskSmartReadTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskSmartReadTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.smart.read.time doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskSmartReadTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskSmartThresholdMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskSmartThreshold
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskSmartThresholdMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.smart.threshold doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, disk_health.smart.attribute.id]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskSmartThreshold
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskSmartWorstMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskSmartWorst
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskSmartWorstMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.smart.worst doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, disk_health.smart.attribute.id]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskSmartWorst
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskSpareAvailableMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskSpareAvailable
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskSpareAvailableMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.spare.available doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskSpareAvailable
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskSpareThresholdMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskSpareThreshold
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskSpareThresholdMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.spare.threshold doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskSpareThreshold
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskThrottlingEventsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskThrottlingEvents
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.throttling.events doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskThrottlingEvents
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskUnsafeShutdownsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskUnsafeShutdowns
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.unsafe_shutdowns doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskUnsafeShutdowns
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthPhysicalDiskWriteAmplificationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskWriteAmplification
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.physical_disk.write_amplification doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().DiskHealthPhysicalDiskWriteAmplification
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestDiskHealthSmartDriveDatabaseEntriesMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().DiskHealthSmartDriveDatabaseEntries
 	require.NoError(t, cfg.Validate())
@@ -443,102 +767,6 @@ func TestHwErrorsMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestHwPhysicalDiskBadBlocksMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskBadBlocks
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskBadBlocksMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.bad_blocks doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.block_area]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskBadBlocks
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskCapacitorHealthMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskCapacitorHealth
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskCapacitorHealthMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.capacitor.health doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskCapacitorHealth
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskCloudIoMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskCloudIo
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskCloudIoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.cloud.io doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskCloudIo
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskCloudLimitUtilizationMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskCloudLimitUtilization
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.cloud.limit.utilization doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.cloud.limit]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskCloudLimitUtilization
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskCloudLimitExceededTimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskCloudLimitExceededTime
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.cloud.limit_exceeded.time doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.cloud.limit]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskCloudLimitExceededTime
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskCloudOperationTimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskCloudOperationTime
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskCloudOperationTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.cloud.operation.time doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskCloudOperationTime
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskCloudOperationsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskCloudOperations
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskCloudOperationsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.cloud.operations doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskCloudOperations
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskCloudQueueLengthMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskCloudQueueLength
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskCloudQueueLengthMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.cloud.queue_length doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskCloudQueueLength
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
 func TestHwPhysicalDiskEnduranceUtilizationMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().HwPhysicalDiskEnduranceUtilization
 	require.NoError(t, cfg.Validate())
@@ -547,102 +775,6 @@ func TestHwPhysicalDiskEnduranceUtilizationMetricsConfig_Validate(t *testing.T) 
 	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.endurance_utilization doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.state]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskEnduranceUtilization
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskIoMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskIo
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskIoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.io doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskIo
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskMediaDiesOfflineMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskMediaDiesOffline
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskMediaDiesOfflineMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.media.dies_offline doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskMediaDiesOffline
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskMediaIoMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskMediaIo
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskMediaIoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.media.io doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskMediaIo
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskNvmeCriticalWarningMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskNvmeCriticalWarning
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.nvme.critical_warning doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, nvme.critical_warning]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskNvmeCriticalWarning
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskNvmeTelemetryAvailableMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskNvmeTelemetryAvailable
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.nvme.telemetry.available doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskNvmeTelemetryAvailable
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskOcpErrorsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskOcpErrors
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskOcpErrorsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.ocp.errors doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.ocp_error.type]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskOcpErrors
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskPowerCyclesMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskPowerCycles
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskPowerCyclesMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.power_cycles doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskPowerCycles
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskPowerOnTimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskPowerOnTime
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskPowerOnTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.power_on_time doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskPowerOnTime
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -664,141 +796,9 @@ func TestHwPhysicalDiskSmartMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwPhysicalDiskSmartMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, disk_health.smart.attribute.id]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskSmart
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskSmartLogReadStatusMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskSmartLogReadStatus
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskSmartLogReadStatusMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.log.read.status doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, nvme.log, smart.read.status]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskSmartLogReadStatus
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskSmartNormalizedMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskSmartNormalized
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskSmartNormalizedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.normalized doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskSmartNormalized
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskSmartReadStatusMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskSmartReadStatus
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskSmartReadStatusMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.read.status doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, smart.read.status]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskSmartReadStatus
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskSmartReadTimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskSmartReadTime
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskSmartReadTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.read.time doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskSmartReadTime
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskSmartThresholdMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskSmartThreshold
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskSmartThresholdMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.threshold doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskSmartThreshold
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskSmartWorstMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskSmartWorst
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskSmartWorstMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.worst doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskSmartWorst
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskSpareAvailableMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskSpareAvailable
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskSpareAvailableMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.spare.available doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskSpareAvailable
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskSpareThresholdMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskSpareThreshold
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskSpareThresholdMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.spare.threshold doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskSpareThreshold
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskThrottlingEventsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskThrottlingEvents
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskThrottlingEventsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.throttling.events doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskThrottlingEvents
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskUnsafeShutdownsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskUnsafeShutdowns
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskUnsafeShutdownsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.unsafe_shutdowns doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskUnsafeShutdowns
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskWriteAmplificationMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskWriteAmplification
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskWriteAmplificationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.write_amplification doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskWriteAmplification
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -861,31 +861,31 @@ func TestResourceAttributesConfig(t *testing.T) {
 		{
 			name: "all_set",
 			want: ResourceAttributesConfig{
-				DiskProtocol:       ResourceAttributeConfig{Enabled: true},
-				DiskRotationRate:   ResourceAttributeConfig{Enabled: true},
-				DiskWwn:            ResourceAttributeConfig{Enabled: true},
-				HwFirmwareVersion:  ResourceAttributeConfig{Enabled: true},
-				HwID:               ResourceAttributeConfig{Enabled: true},
-				HwModel:            ResourceAttributeConfig{Enabled: true},
-				HwName:             ResourceAttributeConfig{Enabled: true},
-				HwPhysicalDiskType: ResourceAttributeConfig{Enabled: true},
-				HwSerialNumber:     ResourceAttributeConfig{Enabled: true},
-				HwType:             ResourceAttributeConfig{Enabled: true},
+				DiskHealthDiskProtocol:     ResourceAttributeConfig{Enabled: true},
+				DiskHealthDiskRotationRate: ResourceAttributeConfig{Enabled: true},
+				DiskHealthDiskWwn:          ResourceAttributeConfig{Enabled: true},
+				HwFirmwareVersion:          ResourceAttributeConfig{Enabled: true},
+				HwID:                       ResourceAttributeConfig{Enabled: true},
+				HwModel:                    ResourceAttributeConfig{Enabled: true},
+				HwName:                     ResourceAttributeConfig{Enabled: true},
+				HwPhysicalDiskType:         ResourceAttributeConfig{Enabled: true},
+				HwSerialNumber:             ResourceAttributeConfig{Enabled: true},
+				HwType:                     ResourceAttributeConfig{Enabled: true},
 			},
 		},
 		{
 			name: "none_set",
 			want: ResourceAttributesConfig{
-				DiskProtocol:       ResourceAttributeConfig{Enabled: false},
-				DiskRotationRate:   ResourceAttributeConfig{Enabled: false},
-				DiskWwn:            ResourceAttributeConfig{Enabled: false},
-				HwFirmwareVersion:  ResourceAttributeConfig{Enabled: false},
-				HwID:               ResourceAttributeConfig{Enabled: false},
-				HwModel:            ResourceAttributeConfig{Enabled: false},
-				HwName:             ResourceAttributeConfig{Enabled: false},
-				HwPhysicalDiskType: ResourceAttributeConfig{Enabled: false},
-				HwSerialNumber:     ResourceAttributeConfig{Enabled: false},
-				HwType:             ResourceAttributeConfig{Enabled: false},
+				DiskHealthDiskProtocol:     ResourceAttributeConfig{Enabled: false},
+				DiskHealthDiskRotationRate: ResourceAttributeConfig{Enabled: false},
+				DiskHealthDiskWwn:          ResourceAttributeConfig{Enabled: false},
+				HwFirmwareVersion:          ResourceAttributeConfig{Enabled: false},
+				HwID:                       ResourceAttributeConfig{Enabled: false},
+				HwModel:                    ResourceAttributeConfig{Enabled: false},
+				HwName:                     ResourceAttributeConfig{Enabled: false},
+				HwPhysicalDiskType:         ResourceAttributeConfig{Enabled: false},
+				HwSerialNumber:             ResourceAttributeConfig{Enabled: false},
+				HwType:                     ResourceAttributeConfig{Enabled: false},
 			},
 		},
 	}

@@ -3,12 +3,12 @@
 package metadata
 
 import (
+	conventions "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/semconv/v1.44.0"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/filter"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
-	conventions "go.opentelemetry.io/otel/semconv/v1.38.0"
 	"slices"
 	"time"
 )
@@ -78,6 +78,124 @@ var MapAttributeDiskHealthDriveDatabaseSource = map[string]AttributeDiskHealthDr
 	"host":       AttributeDiskHealthDriveDatabaseSourceHost,
 	"image":      AttributeDiskHealthDriveDatabaseSourceImage,
 	"built_in":   AttributeDiskHealthDriveDatabaseSourceBuiltIn,
+}
+
+// AttributeDiskHealthPhysicalDiskBlockArea specifies the value disk_health.physical_disk.block_area attribute.
+type AttributeDiskHealthPhysicalDiskBlockArea int
+
+const (
+	_ AttributeDiskHealthPhysicalDiskBlockArea = iota
+	AttributeDiskHealthPhysicalDiskBlockAreaUser
+	AttributeDiskHealthPhysicalDiskBlockAreaSystem
+)
+
+// String returns the string representation of the AttributeDiskHealthPhysicalDiskBlockArea.
+func (av AttributeDiskHealthPhysicalDiskBlockArea) String() string {
+	switch av {
+	case AttributeDiskHealthPhysicalDiskBlockAreaUser:
+		return "user"
+	case AttributeDiskHealthPhysicalDiskBlockAreaSystem:
+		return "system"
+	}
+	return ""
+}
+
+// MapAttributeDiskHealthPhysicalDiskBlockArea is a helper map of string to AttributeDiskHealthPhysicalDiskBlockArea attribute value.
+var MapAttributeDiskHealthPhysicalDiskBlockArea = map[string]AttributeDiskHealthPhysicalDiskBlockArea{
+	"user":   AttributeDiskHealthPhysicalDiskBlockAreaUser,
+	"system": AttributeDiskHealthPhysicalDiskBlockAreaSystem,
+}
+
+// AttributeDiskHealthPhysicalDiskCloudLimit specifies the value disk_health.physical_disk.cloud.limit attribute.
+type AttributeDiskHealthPhysicalDiskCloudLimit int
+
+const (
+	_ AttributeDiskHealthPhysicalDiskCloudLimit = iota
+	AttributeDiskHealthPhysicalDiskCloudLimitVolumeIops
+	AttributeDiskHealthPhysicalDiskCloudLimitVolumeThroughput
+	AttributeDiskHealthPhysicalDiskCloudLimitInstanceIops
+	AttributeDiskHealthPhysicalDiskCloudLimitInstanceThroughput
+)
+
+// String returns the string representation of the AttributeDiskHealthPhysicalDiskCloudLimit.
+func (av AttributeDiskHealthPhysicalDiskCloudLimit) String() string {
+	switch av {
+	case AttributeDiskHealthPhysicalDiskCloudLimitVolumeIops:
+		return "volume_iops"
+	case AttributeDiskHealthPhysicalDiskCloudLimitVolumeThroughput:
+		return "volume_throughput"
+	case AttributeDiskHealthPhysicalDiskCloudLimitInstanceIops:
+		return "instance_iops"
+	case AttributeDiskHealthPhysicalDiskCloudLimitInstanceThroughput:
+		return "instance_throughput"
+	}
+	return ""
+}
+
+// MapAttributeDiskHealthPhysicalDiskCloudLimit is a helper map of string to AttributeDiskHealthPhysicalDiskCloudLimit attribute value.
+var MapAttributeDiskHealthPhysicalDiskCloudLimit = map[string]AttributeDiskHealthPhysicalDiskCloudLimit{
+	"volume_iops":         AttributeDiskHealthPhysicalDiskCloudLimitVolumeIops,
+	"volume_throughput":   AttributeDiskHealthPhysicalDiskCloudLimitVolumeThroughput,
+	"instance_iops":       AttributeDiskHealthPhysicalDiskCloudLimitInstanceIops,
+	"instance_throughput": AttributeDiskHealthPhysicalDiskCloudLimitInstanceThroughput,
+}
+
+// AttributeDiskHealthPhysicalDiskOcpErrorType specifies the value disk_health.physical_disk.ocp_error.type attribute.
+type AttributeDiskHealthPhysicalDiskOcpErrorType int
+
+const (
+	_ AttributeDiskHealthPhysicalDiskOcpErrorType = iota
+	AttributeDiskHealthPhysicalDiskOcpErrorTypeXorRecovery
+	AttributeDiskHealthPhysicalDiskOcpErrorTypeUncorrectableRead
+	AttributeDiskHealthPhysicalDiskOcpErrorTypeSoftEcc
+	AttributeDiskHealthPhysicalDiskOcpErrorTypeEndToEndDetected
+	AttributeDiskHealthPhysicalDiskOcpErrorTypeEndToEndCorrected
+	AttributeDiskHealthPhysicalDiskOcpErrorTypePcieCorrectable
+	AttributeDiskHealthPhysicalDiskOcpErrorTypeCommandTimeout
+	AttributeDiskHealthPhysicalDiskOcpErrorTypeSystemAreaProgramFail
+	AttributeDiskHealthPhysicalDiskOcpErrorTypeSystemAreaUncorrectableRead
+	AttributeDiskHealthPhysicalDiskOcpErrorTypeSystemAreaEraseFail
+)
+
+// String returns the string representation of the AttributeDiskHealthPhysicalDiskOcpErrorType.
+func (av AttributeDiskHealthPhysicalDiskOcpErrorType) String() string {
+	switch av {
+	case AttributeDiskHealthPhysicalDiskOcpErrorTypeXorRecovery:
+		return "xor_recovery"
+	case AttributeDiskHealthPhysicalDiskOcpErrorTypeUncorrectableRead:
+		return "uncorrectable_read"
+	case AttributeDiskHealthPhysicalDiskOcpErrorTypeSoftEcc:
+		return "soft_ecc"
+	case AttributeDiskHealthPhysicalDiskOcpErrorTypeEndToEndDetected:
+		return "end_to_end_detected"
+	case AttributeDiskHealthPhysicalDiskOcpErrorTypeEndToEndCorrected:
+		return "end_to_end_corrected"
+	case AttributeDiskHealthPhysicalDiskOcpErrorTypePcieCorrectable:
+		return "pcie_correctable"
+	case AttributeDiskHealthPhysicalDiskOcpErrorTypeCommandTimeout:
+		return "command_timeout"
+	case AttributeDiskHealthPhysicalDiskOcpErrorTypeSystemAreaProgramFail:
+		return "system_area_program_fail"
+	case AttributeDiskHealthPhysicalDiskOcpErrorTypeSystemAreaUncorrectableRead:
+		return "system_area_uncorrectable_read"
+	case AttributeDiskHealthPhysicalDiskOcpErrorTypeSystemAreaEraseFail:
+		return "system_area_erase_fail"
+	}
+	return ""
+}
+
+// MapAttributeDiskHealthPhysicalDiskOcpErrorType is a helper map of string to AttributeDiskHealthPhysicalDiskOcpErrorType attribute value.
+var MapAttributeDiskHealthPhysicalDiskOcpErrorType = map[string]AttributeDiskHealthPhysicalDiskOcpErrorType{
+	"xor_recovery":                   AttributeDiskHealthPhysicalDiskOcpErrorTypeXorRecovery,
+	"uncorrectable_read":             AttributeDiskHealthPhysicalDiskOcpErrorTypeUncorrectableRead,
+	"soft_ecc":                       AttributeDiskHealthPhysicalDiskOcpErrorTypeSoftEcc,
+	"end_to_end_detected":            AttributeDiskHealthPhysicalDiskOcpErrorTypeEndToEndDetected,
+	"end_to_end_corrected":           AttributeDiskHealthPhysicalDiskOcpErrorTypeEndToEndCorrected,
+	"pcie_correctable":               AttributeDiskHealthPhysicalDiskOcpErrorTypePcieCorrectable,
+	"command_timeout":                AttributeDiskHealthPhysicalDiskOcpErrorTypeCommandTimeout,
+	"system_area_program_fail":       AttributeDiskHealthPhysicalDiskOcpErrorTypeSystemAreaProgramFail,
+	"system_area_uncorrectable_read": AttributeDiskHealthPhysicalDiskOcpErrorTypeSystemAreaUncorrectableRead,
+	"system_area_erase_fail":         AttributeDiskHealthPhysicalDiskOcpErrorTypeSystemAreaEraseFail,
 }
 
 // AttributeErrorType specifies the value error.type attribute.
@@ -154,124 +272,6 @@ func (av AttributeHwLimitType) String() string {
 var MapAttributeHwLimitType = map[string]AttributeHwLimitType{
 	"high.degraded": AttributeHwLimitTypeHighDegraded,
 	"high.critical": AttributeHwLimitTypeHighCritical,
-}
-
-// AttributeHwPhysicalDiskBlockArea specifies the value hw.physical_disk.block_area attribute.
-type AttributeHwPhysicalDiskBlockArea int
-
-const (
-	_ AttributeHwPhysicalDiskBlockArea = iota
-	AttributeHwPhysicalDiskBlockAreaUser
-	AttributeHwPhysicalDiskBlockAreaSystem
-)
-
-// String returns the string representation of the AttributeHwPhysicalDiskBlockArea.
-func (av AttributeHwPhysicalDiskBlockArea) String() string {
-	switch av {
-	case AttributeHwPhysicalDiskBlockAreaUser:
-		return "user"
-	case AttributeHwPhysicalDiskBlockAreaSystem:
-		return "system"
-	}
-	return ""
-}
-
-// MapAttributeHwPhysicalDiskBlockArea is a helper map of string to AttributeHwPhysicalDiskBlockArea attribute value.
-var MapAttributeHwPhysicalDiskBlockArea = map[string]AttributeHwPhysicalDiskBlockArea{
-	"user":   AttributeHwPhysicalDiskBlockAreaUser,
-	"system": AttributeHwPhysicalDiskBlockAreaSystem,
-}
-
-// AttributeHwPhysicalDiskCloudLimit specifies the value hw.physical_disk.cloud.limit attribute.
-type AttributeHwPhysicalDiskCloudLimit int
-
-const (
-	_ AttributeHwPhysicalDiskCloudLimit = iota
-	AttributeHwPhysicalDiskCloudLimitVolumeIops
-	AttributeHwPhysicalDiskCloudLimitVolumeThroughput
-	AttributeHwPhysicalDiskCloudLimitInstanceIops
-	AttributeHwPhysicalDiskCloudLimitInstanceThroughput
-)
-
-// String returns the string representation of the AttributeHwPhysicalDiskCloudLimit.
-func (av AttributeHwPhysicalDiskCloudLimit) String() string {
-	switch av {
-	case AttributeHwPhysicalDiskCloudLimitVolumeIops:
-		return "volume_iops"
-	case AttributeHwPhysicalDiskCloudLimitVolumeThroughput:
-		return "volume_throughput"
-	case AttributeHwPhysicalDiskCloudLimitInstanceIops:
-		return "instance_iops"
-	case AttributeHwPhysicalDiskCloudLimitInstanceThroughput:
-		return "instance_throughput"
-	}
-	return ""
-}
-
-// MapAttributeHwPhysicalDiskCloudLimit is a helper map of string to AttributeHwPhysicalDiskCloudLimit attribute value.
-var MapAttributeHwPhysicalDiskCloudLimit = map[string]AttributeHwPhysicalDiskCloudLimit{
-	"volume_iops":         AttributeHwPhysicalDiskCloudLimitVolumeIops,
-	"volume_throughput":   AttributeHwPhysicalDiskCloudLimitVolumeThroughput,
-	"instance_iops":       AttributeHwPhysicalDiskCloudLimitInstanceIops,
-	"instance_throughput": AttributeHwPhysicalDiskCloudLimitInstanceThroughput,
-}
-
-// AttributeHwPhysicalDiskOcpErrorType specifies the value hw.physical_disk.ocp_error.type attribute.
-type AttributeHwPhysicalDiskOcpErrorType int
-
-const (
-	_ AttributeHwPhysicalDiskOcpErrorType = iota
-	AttributeHwPhysicalDiskOcpErrorTypeXorRecovery
-	AttributeHwPhysicalDiskOcpErrorTypeUncorrectableRead
-	AttributeHwPhysicalDiskOcpErrorTypeSoftEcc
-	AttributeHwPhysicalDiskOcpErrorTypeEndToEndDetected
-	AttributeHwPhysicalDiskOcpErrorTypeEndToEndCorrected
-	AttributeHwPhysicalDiskOcpErrorTypePcieCorrectable
-	AttributeHwPhysicalDiskOcpErrorTypeCommandTimeout
-	AttributeHwPhysicalDiskOcpErrorTypeSystemAreaProgramFail
-	AttributeHwPhysicalDiskOcpErrorTypeSystemAreaUncorrectableRead
-	AttributeHwPhysicalDiskOcpErrorTypeSystemAreaEraseFail
-)
-
-// String returns the string representation of the AttributeHwPhysicalDiskOcpErrorType.
-func (av AttributeHwPhysicalDiskOcpErrorType) String() string {
-	switch av {
-	case AttributeHwPhysicalDiskOcpErrorTypeXorRecovery:
-		return "xor_recovery"
-	case AttributeHwPhysicalDiskOcpErrorTypeUncorrectableRead:
-		return "uncorrectable_read"
-	case AttributeHwPhysicalDiskOcpErrorTypeSoftEcc:
-		return "soft_ecc"
-	case AttributeHwPhysicalDiskOcpErrorTypeEndToEndDetected:
-		return "end_to_end_detected"
-	case AttributeHwPhysicalDiskOcpErrorTypeEndToEndCorrected:
-		return "end_to_end_corrected"
-	case AttributeHwPhysicalDiskOcpErrorTypePcieCorrectable:
-		return "pcie_correctable"
-	case AttributeHwPhysicalDiskOcpErrorTypeCommandTimeout:
-		return "command_timeout"
-	case AttributeHwPhysicalDiskOcpErrorTypeSystemAreaProgramFail:
-		return "system_area_program_fail"
-	case AttributeHwPhysicalDiskOcpErrorTypeSystemAreaUncorrectableRead:
-		return "system_area_uncorrectable_read"
-	case AttributeHwPhysicalDiskOcpErrorTypeSystemAreaEraseFail:
-		return "system_area_erase_fail"
-	}
-	return ""
-}
-
-// MapAttributeHwPhysicalDiskOcpErrorType is a helper map of string to AttributeHwPhysicalDiskOcpErrorType attribute value.
-var MapAttributeHwPhysicalDiskOcpErrorType = map[string]AttributeHwPhysicalDiskOcpErrorType{
-	"xor_recovery":                   AttributeHwPhysicalDiskOcpErrorTypeXorRecovery,
-	"uncorrectable_read":             AttributeHwPhysicalDiskOcpErrorTypeUncorrectableRead,
-	"soft_ecc":                       AttributeHwPhysicalDiskOcpErrorTypeSoftEcc,
-	"end_to_end_detected":            AttributeHwPhysicalDiskOcpErrorTypeEndToEndDetected,
-	"end_to_end_corrected":           AttributeHwPhysicalDiskOcpErrorTypeEndToEndCorrected,
-	"pcie_correctable":               AttributeHwPhysicalDiskOcpErrorTypePcieCorrectable,
-	"command_timeout":                AttributeHwPhysicalDiskOcpErrorTypeCommandTimeout,
-	"system_area_program_fail":       AttributeHwPhysicalDiskOcpErrorTypeSystemAreaProgramFail,
-	"system_area_uncorrectable_read": AttributeHwPhysicalDiskOcpErrorTypeSystemAreaUncorrectableRead,
-	"system_area_erase_fail":         AttributeHwPhysicalDiskOcpErrorTypeSystemAreaEraseFail,
 }
 
 // AttributeHwPhysicalDiskState specifies the value hw.physical_disk.state attribute.
@@ -475,6 +475,114 @@ var MapAttributeSmartReadStatus = map[string]AttributeSmartReadStatus{
 }
 
 var MetricsInfo = metricsInfo{
+	DiskHealthPhysicalDiskBadBlocks: metricInfo{
+		Name:       "disk_health.physical_disk.bad_blocks",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk_health.physical_disk.block_area"},
+	},
+	DiskHealthPhysicalDiskCapacitorHealth: metricInfo{
+		Name:       "disk_health.physical_disk.capacitor.health",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	DiskHealthPhysicalDiskCloudIo: metricInfo{
+		Name:       "disk_health.physical_disk.cloud.io",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
+	},
+	DiskHealthPhysicalDiskCloudLimitUtilization: metricInfo{
+		Name:       "disk_health.physical_disk.cloud.limit.utilization",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk_health.physical_disk.cloud.limit"},
+	},
+	DiskHealthPhysicalDiskCloudLimitExceededTime: metricInfo{
+		Name:       "disk_health.physical_disk.cloud.limit_exceeded.time",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk_health.physical_disk.cloud.limit"},
+	},
+	DiskHealthPhysicalDiskCloudOperationTime: metricInfo{
+		Name:       "disk_health.physical_disk.cloud.operation.time",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
+	},
+	DiskHealthPhysicalDiskCloudOperations: metricInfo{
+		Name:       "disk_health.physical_disk.cloud.operations",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
+	},
+	DiskHealthPhysicalDiskCloudQueueLength: metricInfo{
+		Name:       "disk_health.physical_disk.cloud.queue_length",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	DiskHealthPhysicalDiskIo: metricInfo{
+		Name:       "disk_health.physical_disk.io",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
+	},
+	DiskHealthPhysicalDiskMediaDiesOffline: metricInfo{
+		Name:       "disk_health.physical_disk.media.dies_offline",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	DiskHealthPhysicalDiskMediaIo: metricInfo{
+		Name:       "disk_health.physical_disk.media.io",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
+	},
+	DiskHealthPhysicalDiskNvmeCriticalWarning: metricInfo{
+		Name:       "disk_health.physical_disk.nvme.critical_warning",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "nvme.critical_warning"},
+	},
+	DiskHealthPhysicalDiskNvmeTelemetryAvailable: metricInfo{
+		Name:       "disk_health.physical_disk.nvme.telemetry.available",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	DiskHealthPhysicalDiskOcpErrors: metricInfo{
+		Name:       "disk_health.physical_disk.ocp.errors",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk_health.physical_disk.ocp_error.type"},
+	},
+	DiskHealthPhysicalDiskPowerCycles: metricInfo{
+		Name:       "disk_health.physical_disk.power_cycles",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	DiskHealthPhysicalDiskPowerOnTime: metricInfo{
+		Name:       "disk_health.physical_disk.power_on_time",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	DiskHealthPhysicalDiskSmartLogReadStatus: metricInfo{
+		Name:       "disk_health.physical_disk.smart.log.read.status",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "nvme.log", "smart.read.status"},
+	},
+	DiskHealthPhysicalDiskSmartNormalized: metricInfo{
+		Name:       "disk_health.physical_disk.smart.normalized",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.smart_attribute", "disk_health.smart.attribute.id"},
+	},
+	DiskHealthPhysicalDiskSmartReadStatus: metricInfo{
+		Name:       "disk_health.physical_disk.smart.read.status",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "smart.read.status"},
+	},
+	DiskHealthPhysicalDiskSmartReadTime: metricInfo{
+		Name:       "disk_health.physical_disk.smart.read.time",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	DiskHealthPhysicalDiskSmartThreshold: metricInfo{
+		Name:       "disk_health.physical_disk.smart.threshold",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.smart_attribute", "disk_health.smart.attribute.id"},
+	},
+	DiskHealthPhysicalDiskSmartWorst: metricInfo{
+		Name:       "disk_health.physical_disk.smart.worst",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.smart_attribute", "disk_health.smart.attribute.id"},
+	},
+	DiskHealthPhysicalDiskSpareAvailable: metricInfo{
+		Name:       "disk_health.physical_disk.spare.available",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	DiskHealthPhysicalDiskSpareThreshold: metricInfo{
+		Name:       "disk_health.physical_disk.spare.threshold",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	DiskHealthPhysicalDiskThrottlingEvents: metricInfo{
+		Name:       "disk_health.physical_disk.throttling.events",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	DiskHealthPhysicalDiskUnsafeShutdowns: metricInfo{
+		Name:       "disk_health.physical_disk.unsafe_shutdowns",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	DiskHealthPhysicalDiskWriteAmplification: metricInfo{
+		Name:       "disk_health.physical_disk.write_amplification",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
 	DiskHealthSmartDriveDatabaseEntries: metricInfo{
 		Name:       "disk_health.smart.drive_database.entries",
 		Attributes: []string{"disk_health.drive_database.source", "disk_health.drive_database.version", "disk_health.drive_database.local_additions"},
@@ -483,73 +591,9 @@ var MetricsInfo = metricsInfo{
 		Name:       "hw.errors",
 		Attributes: []string{"hw.id", "hw.name", "hw.type", "error.type"},
 	},
-	HwPhysicalDiskBadBlocks: metricInfo{
-		Name:       "hw.physical_disk.bad_blocks",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.block_area"},
-	},
-	HwPhysicalDiskCapacitorHealth: metricInfo{
-		Name:       "hw.physical_disk.capacitor.health",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
-	},
-	HwPhysicalDiskCloudIo: metricInfo{
-		Name:       "hw.physical_disk.cloud.io",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
-	},
-	HwPhysicalDiskCloudLimitUtilization: metricInfo{
-		Name:       "hw.physical_disk.cloud.limit.utilization",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.cloud.limit"},
-	},
-	HwPhysicalDiskCloudLimitExceededTime: metricInfo{
-		Name:       "hw.physical_disk.cloud.limit_exceeded.time",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.cloud.limit"},
-	},
-	HwPhysicalDiskCloudOperationTime: metricInfo{
-		Name:       "hw.physical_disk.cloud.operation.time",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
-	},
-	HwPhysicalDiskCloudOperations: metricInfo{
-		Name:       "hw.physical_disk.cloud.operations",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
-	},
-	HwPhysicalDiskCloudQueueLength: metricInfo{
-		Name:       "hw.physical_disk.cloud.queue_length",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
-	},
 	HwPhysicalDiskEnduranceUtilization: metricInfo{
 		Name:       "hw.physical_disk.endurance_utilization",
 		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.state"},
-	},
-	HwPhysicalDiskIo: metricInfo{
-		Name:       "hw.physical_disk.io",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
-	},
-	HwPhysicalDiskMediaDiesOffline: metricInfo{
-		Name:       "hw.physical_disk.media.dies_offline",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
-	},
-	HwPhysicalDiskMediaIo: metricInfo{
-		Name:       "hw.physical_disk.media.io",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
-	},
-	HwPhysicalDiskNvmeCriticalWarning: metricInfo{
-		Name:       "hw.physical_disk.nvme.critical_warning",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "nvme.critical_warning"},
-	},
-	HwPhysicalDiskNvmeTelemetryAvailable: metricInfo{
-		Name:       "hw.physical_disk.nvme.telemetry.available",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
-	},
-	HwPhysicalDiskOcpErrors: metricInfo{
-		Name:       "hw.physical_disk.ocp.errors",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.ocp_error.type"},
-	},
-	HwPhysicalDiskPowerCycles: metricInfo{
-		Name:       "hw.physical_disk.power_cycles",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
-	},
-	HwPhysicalDiskPowerOnTime: metricInfo{
-		Name:       "hw.physical_disk.power_on_time",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
 	},
 	HwPhysicalDiskSize: metricInfo{
 		Name:       "hw.physical_disk.size",
@@ -557,51 +601,7 @@ var MetricsInfo = metricsInfo{
 	},
 	HwPhysicalDiskSmart: metricInfo{
 		Name:       "hw.physical_disk.smart",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.smart_attribute", "smart.attribute.id"},
-	},
-	HwPhysicalDiskSmartLogReadStatus: metricInfo{
-		Name:       "hw.physical_disk.smart.log.read.status",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "nvme.log", "smart.read.status"},
-	},
-	HwPhysicalDiskSmartNormalized: metricInfo{
-		Name:       "hw.physical_disk.smart.normalized",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.smart_attribute", "smart.attribute.id"},
-	},
-	HwPhysicalDiskSmartReadStatus: metricInfo{
-		Name:       "hw.physical_disk.smart.read.status",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "smart.read.status"},
-	},
-	HwPhysicalDiskSmartReadTime: metricInfo{
-		Name:       "hw.physical_disk.smart.read.time",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
-	},
-	HwPhysicalDiskSmartThreshold: metricInfo{
-		Name:       "hw.physical_disk.smart.threshold",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.smart_attribute", "smart.attribute.id"},
-	},
-	HwPhysicalDiskSmartWorst: metricInfo{
-		Name:       "hw.physical_disk.smart.worst",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.smart_attribute", "smart.attribute.id"},
-	},
-	HwPhysicalDiskSpareAvailable: metricInfo{
-		Name:       "hw.physical_disk.spare.available",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
-	},
-	HwPhysicalDiskSpareThreshold: metricInfo{
-		Name:       "hw.physical_disk.spare.threshold",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
-	},
-	HwPhysicalDiskThrottlingEvents: metricInfo{
-		Name:       "hw.physical_disk.throttling.events",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
-	},
-	HwPhysicalDiskUnsafeShutdowns: metricInfo{
-		Name:       "hw.physical_disk.unsafe_shutdowns",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
-	},
-	HwPhysicalDiskWriteAmplification: metricInfo{
-		Name:       "hw.physical_disk.write_amplification",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.smart_attribute", "disk_health.smart.attribute.id"},
 	},
 	HwStatus: metricInfo{
 		Name:       "hw.status",
@@ -618,46 +618,2692 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	DiskHealthSmartDriveDatabaseEntries  metricInfo
-	HwErrors                             metricInfo
-	HwPhysicalDiskBadBlocks              metricInfo
-	HwPhysicalDiskCapacitorHealth        metricInfo
-	HwPhysicalDiskCloudIo                metricInfo
-	HwPhysicalDiskCloudLimitUtilization  metricInfo
-	HwPhysicalDiskCloudLimitExceededTime metricInfo
-	HwPhysicalDiskCloudOperationTime     metricInfo
-	HwPhysicalDiskCloudOperations        metricInfo
-	HwPhysicalDiskCloudQueueLength       metricInfo
-	HwPhysicalDiskEnduranceUtilization   metricInfo
-	HwPhysicalDiskIo                     metricInfo
-	HwPhysicalDiskMediaDiesOffline       metricInfo
-	HwPhysicalDiskMediaIo                metricInfo
-	HwPhysicalDiskNvmeCriticalWarning    metricInfo
-	HwPhysicalDiskNvmeTelemetryAvailable metricInfo
-	HwPhysicalDiskOcpErrors              metricInfo
-	HwPhysicalDiskPowerCycles            metricInfo
-	HwPhysicalDiskPowerOnTime            metricInfo
-	HwPhysicalDiskSize                   metricInfo
-	HwPhysicalDiskSmart                  metricInfo
-	HwPhysicalDiskSmartLogReadStatus     metricInfo
-	HwPhysicalDiskSmartNormalized        metricInfo
-	HwPhysicalDiskSmartReadStatus        metricInfo
-	HwPhysicalDiskSmartReadTime          metricInfo
-	HwPhysicalDiskSmartThreshold         metricInfo
-	HwPhysicalDiskSmartWorst             metricInfo
-	HwPhysicalDiskSpareAvailable         metricInfo
-	HwPhysicalDiskSpareThreshold         metricInfo
-	HwPhysicalDiskThrottlingEvents       metricInfo
-	HwPhysicalDiskUnsafeShutdowns        metricInfo
-	HwPhysicalDiskWriteAmplification     metricInfo
-	HwStatus                             metricInfo
-	HwTemperature                        metricInfo
-	HwTemperatureLimit                   metricInfo
+	DiskHealthPhysicalDiskBadBlocks              metricInfo
+	DiskHealthPhysicalDiskCapacitorHealth        metricInfo
+	DiskHealthPhysicalDiskCloudIo                metricInfo
+	DiskHealthPhysicalDiskCloudLimitUtilization  metricInfo
+	DiskHealthPhysicalDiskCloudLimitExceededTime metricInfo
+	DiskHealthPhysicalDiskCloudOperationTime     metricInfo
+	DiskHealthPhysicalDiskCloudOperations        metricInfo
+	DiskHealthPhysicalDiskCloudQueueLength       metricInfo
+	DiskHealthPhysicalDiskIo                     metricInfo
+	DiskHealthPhysicalDiskMediaDiesOffline       metricInfo
+	DiskHealthPhysicalDiskMediaIo                metricInfo
+	DiskHealthPhysicalDiskNvmeCriticalWarning    metricInfo
+	DiskHealthPhysicalDiskNvmeTelemetryAvailable metricInfo
+	DiskHealthPhysicalDiskOcpErrors              metricInfo
+	DiskHealthPhysicalDiskPowerCycles            metricInfo
+	DiskHealthPhysicalDiskPowerOnTime            metricInfo
+	DiskHealthPhysicalDiskSmartLogReadStatus     metricInfo
+	DiskHealthPhysicalDiskSmartNormalized        metricInfo
+	DiskHealthPhysicalDiskSmartReadStatus        metricInfo
+	DiskHealthPhysicalDiskSmartReadTime          metricInfo
+	DiskHealthPhysicalDiskSmartThreshold         metricInfo
+	DiskHealthPhysicalDiskSmartWorst             metricInfo
+	DiskHealthPhysicalDiskSpareAvailable         metricInfo
+	DiskHealthPhysicalDiskSpareThreshold         metricInfo
+	DiskHealthPhysicalDiskThrottlingEvents       metricInfo
+	DiskHealthPhysicalDiskUnsafeShutdowns        metricInfo
+	DiskHealthPhysicalDiskWriteAmplification     metricInfo
+	DiskHealthSmartDriveDatabaseEntries          metricInfo
+	HwErrors                                     metricInfo
+	HwPhysicalDiskEnduranceUtilization           metricInfo
+	HwPhysicalDiskSize                           metricInfo
+	HwPhysicalDiskSmart                          metricInfo
+	HwStatus                                     metricInfo
+	HwTemperature                                metricInfo
+	HwTemperatureLimit                           metricInfo
 }
 
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type metricDiskHealthPhysicalDiskBadBlocks struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskBadBlocksMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.bad_blocks metric with initial data.
+func (m *metricDiskHealthPhysicalDiskBadBlocks) init() {
+	m.data.SetName("disk_health.physical_disk.bad_blocks")
+	m.data.SetDescription("Bad NAND blocks the drive counts, by disk_health.physical_disk.block_area (OCP C0h raw counts). SMART, OCP drives. Not in semantic conventions.")
+	m.data.SetUnit("{block}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskBadBlocks) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskHealthPhysicalDiskBlockAreaAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskBadBlocksMetricAttributeKeyDiskHealthPhysicalDiskBlockArea) {
+		dp.Attributes().PutStr("disk_health.physical_disk.block_area", diskHealthPhysicalDiskBlockAreaAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskBadBlocks) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskBadBlocks) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskBadBlocks(cfg DiskHealthPhysicalDiskBadBlocksMetricConfig) metricDiskHealthPhysicalDiskBadBlocks {
+	m := metricDiskHealthPhysicalDiskBadBlocks{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskCapacitorHealth struct {
+	data          pmetric.Metric                                    // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskCapacitorHealthMetricConfig // metric config provided by user.
+	capacity      int                                               // max observed number of data points added to the metric.
+	aggDataPoints []float64                                         // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.capacitor.health metric with initial data.
+func (m *metricDiskHealthPhysicalDiskCapacitorHealth) init() {
+	m.data.SetName("disk_health.physical_disk.capacitor.health")
+	m.data.SetDescription("Health of the power-loss protection capacitor, 0–1 (OCP C0h; absent on a drive without one). SMART, OCP drives. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskCapacitorHealth) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCapacitorHealthMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskCapacitorHealth) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskCapacitorHealth) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskCapacitorHealth(cfg DiskHealthPhysicalDiskCapacitorHealthMetricConfig) metricDiskHealthPhysicalDiskCapacitorHealth {
+	m := metricDiskHealthPhysicalDiskCapacitorHealth{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskCloudIo struct {
+	data          pmetric.Metric                            // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskCloudIoMetricConfig // metric config provided by user.
+	capacity      int                                       // max observed number of data points added to the metric.
+	aggDataPoints []int64                                   // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.cloud.io metric with initial data.
+func (m *metricDiskHealthPhysicalDiskCloudIo) init() {
+	m.data.SetName("disk_health.physical_disk.cloud.io")
+	m.data.SetDescription("Bytes read and written as the cloud volume counts them (Amazon D0h, since the volume was attached). SMART, Amazon EBS and instance store. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskCloudIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudIoMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskCloudIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskCloudIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskCloudIo(cfg DiskHealthPhysicalDiskCloudIoMetricConfig) metricDiskHealthPhysicalDiskCloudIo {
+	m := metricDiskHealthPhysicalDiskCloudIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskCloudLimitUtilization struct {
+	data          pmetric.Metric                                          // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskCloudLimitUtilizationMetricConfig // metric config provided by user.
+	capacity      int                                                     // max observed number of data points added to the metric.
+	aggDataPoints []float64                                               // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.cloud.limit.utilization metric with initial data.
+func (m *metricDiskHealthPhysicalDiskCloudLimitUtilization) init() {
+	m.data.SetName("disk_health.physical_disk.cloud.limit.utilization")
+	m.data.SetDescription("Observed IOPS or throughput (reads and writes together, over the interval between two reads of Amazon log D0h) as a share of the volume's limit configured in smart.cloud_limits, by disk_health.physical_disk.cloud.limit (volume_iops, volume_throughput); above 1 when the configured limit is below the real one. Only for volumes with a configured limit: the log counts time over a limit, never the limit itself. SMART, Amazon EBS and instance store. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskCloudLimitUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskHealthPhysicalDiskCloudLimitAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudLimitUtilizationMetricAttributeKeyDiskHealthPhysicalDiskCloudLimit) {
+		dp.Attributes().PutStr("disk_health.physical_disk.cloud.limit", diskHealthPhysicalDiskCloudLimitAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskCloudLimitUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskCloudLimitUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskCloudLimitUtilization(cfg DiskHealthPhysicalDiskCloudLimitUtilizationMetricConfig) metricDiskHealthPhysicalDiskCloudLimitUtilization {
+	m := metricDiskHealthPhysicalDiskCloudLimitUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskCloudLimitExceededTime struct {
+	data          pmetric.Metric                                           // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskCloudLimitExceededTimeMetricConfig // metric config provided by user.
+	capacity      int                                                      // max observed number of data points added to the metric.
+	aggDataPoints []float64                                                // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.cloud.limit_exceeded.time metric with initial data.
+func (m *metricDiskHealthPhysicalDiskCloudLimitExceededTime) init() {
+	m.data.SetName("disk_health.physical_disk.cloud.limit_exceeded.time")
+	m.data.SetDescription("Time the application asked for more than a limit allowed, by disk_health.physical_disk.cloud.limit (Amazon D0h); its rate is the share of time spent throttled. SMART, Amazon EBS and instance store. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskCloudLimitExceededTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskHealthPhysicalDiskCloudLimitAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyDiskHealthPhysicalDiskCloudLimit) {
+		dp.Attributes().PutStr("disk_health.physical_disk.cloud.limit", diskHealthPhysicalDiskCloudLimitAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskCloudLimitExceededTime) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskCloudLimitExceededTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskCloudLimitExceededTime(cfg DiskHealthPhysicalDiskCloudLimitExceededTimeMetricConfig) metricDiskHealthPhysicalDiskCloudLimitExceededTime {
+	m := metricDiskHealthPhysicalDiskCloudLimitExceededTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskCloudOperationTime struct {
+	data          pmetric.Metric                                       // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskCloudOperationTimeMetricConfig // metric config provided by user.
+	capacity      int                                                  // max observed number of data points added to the metric.
+	aggDataPoints []float64                                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.cloud.operation.time metric with initial data.
+func (m *metricDiskHealthPhysicalDiskCloudOperationTime) init() {
+	m.data.SetName("disk_health.physical_disk.cloud.operation.time")
+	m.data.SetDescription("Total time of read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskCloudOperationTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskCloudOperationTime) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskCloudOperationTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskCloudOperationTime(cfg DiskHealthPhysicalDiskCloudOperationTimeMetricConfig) metricDiskHealthPhysicalDiskCloudOperationTime {
+	m := metricDiskHealthPhysicalDiskCloudOperationTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskCloudOperations struct {
+	data          pmetric.Metric                                    // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskCloudOperationsMetricConfig // metric config provided by user.
+	capacity      int                                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.cloud.operations metric with initial data.
+func (m *metricDiskHealthPhysicalDiskCloudOperations) init() {
+	m.data.SetName("disk_health.physical_disk.cloud.operations")
+	m.data.SetDescription("Read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskCloudOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskCloudOperations) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskCloudOperations) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskCloudOperations(cfg DiskHealthPhysicalDiskCloudOperationsMetricConfig) metricDiskHealthPhysicalDiskCloudOperations {
+	m := metricDiskHealthPhysicalDiskCloudOperations{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskCloudQueueLength struct {
+	data          pmetric.Metric                                     // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskCloudQueueLengthMetricConfig // metric config provided by user.
+	capacity      int                                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.cloud.queue_length metric with initial data.
+func (m *metricDiskHealthPhysicalDiskCloudQueueLength) init() {
+	m.data.SetName("disk_health.physical_disk.cloud.queue_length")
+	m.data.SetDescription("Operations waiting in the cloud volume's queue when the log was read (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskCloudQueueLength) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskCloudQueueLength) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskCloudQueueLength) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskCloudQueueLength(cfg DiskHealthPhysicalDiskCloudQueueLengthMetricConfig) metricDiskHealthPhysicalDiskCloudQueueLength {
+	m := metricDiskHealthPhysicalDiskCloudQueueLength{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskIo struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskIoMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.io metric with initial data.
+func (m *metricDiskHealthPhysicalDiskIo) init() {
+	m.data.SetName("disk_health.physical_disk.io")
+	m.data.SetDescription("Bytes read from / written to the disk over its life as the drive counts them (NVMe data units × 512 000; ATA device statistics logical sectors × sector size). SMART. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskIoMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskIoMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskIoMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskIoMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskIo(cfg DiskHealthPhysicalDiskIoMetricConfig) metricDiskHealthPhysicalDiskIo {
+	m := metricDiskHealthPhysicalDiskIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskMediaDiesOffline struct {
+	data          pmetric.Metric                                     // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskMediaDiesOfflineMetricConfig // metric config provided by user.
+	capacity      int                                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.media.dies_offline metric with initial data.
+func (m *metricDiskHealthPhysicalDiskMediaDiesOffline) init() {
+	m.data.SetName("disk_health.physical_disk.media.dies_offline")
+	m.data.SetDescription("NAND dies taken offline, next to the total dies and how many the drive tolerates losing (OCP C0h version 5). SMART, OCP drives. Not in semantic conventions.")
+	m.data.SetUnit("{die}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskMediaDiesOffline) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskMediaDiesOffline) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskMediaDiesOffline) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskMediaDiesOffline(cfg DiskHealthPhysicalDiskMediaDiesOfflineMetricConfig) metricDiskHealthPhysicalDiskMediaDiesOffline {
+	m := metricDiskHealthPhysicalDiskMediaDiesOffline{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskMediaIo struct {
+	data          pmetric.Metric                            // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskMediaIoMetricConfig // metric config provided by user.
+	capacity      int                                       // max observed number of data points added to the metric.
+	aggDataPoints []int64                                   // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.media.io metric with initial data.
+func (m *metricDiskHealthPhysicalDiskMediaIo) init() {
+	m.data.SetName("disk_health.physical_disk.media.io")
+	m.data.SetDescription("Bytes the drive read from and wrote to its media, host and internal traffic together (OCP C0h physical media units); against disk_health.physical_disk.io it gives the write amplification. SMART, OCP drives. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskMediaIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskMediaIoMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskMediaIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskMediaIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskMediaIo(cfg DiskHealthPhysicalDiskMediaIoMetricConfig) metricDiskHealthPhysicalDiskMediaIo {
+	m := metricDiskHealthPhysicalDiskMediaIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskNvmeCriticalWarning struct {
+	data          pmetric.Metric                                        // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskNvmeCriticalWarningMetricConfig // metric config provided by user.
+	capacity      int                                                   // max observed number of data points added to the metric.
+	aggDataPoints []int64                                               // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.nvme.critical_warning metric with initial data.
+func (m *metricDiskHealthPhysicalDiskNvmeCriticalWarning) init() {
+	m.data.SetName("disk_health.physical_disk.nvme.critical_warning")
+	m.data.SetDescription("One series per bit of the NVMe critical warning field, 1 when set. SMART. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskNvmeCriticalWarning) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, nvmeCriticalWarningAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning) {
+		dp.Attributes().PutStr("nvme.critical_warning", nvmeCriticalWarningAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskNvmeCriticalWarning) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskNvmeCriticalWarning) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskNvmeCriticalWarning(cfg DiskHealthPhysicalDiskNvmeCriticalWarningMetricConfig) metricDiskHealthPhysicalDiskNvmeCriticalWarning {
+	m := metricDiskHealthPhysicalDiskNvmeCriticalWarning{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskNvmeTelemetryAvailable struct {
+	data          pmetric.Metric                                           // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricConfig // metric config provided by user.
+	capacity      int                                                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.nvme.telemetry.available metric with initial data.
+func (m *metricDiskHealthPhysicalDiskNvmeTelemetryAvailable) init() {
+	m.data.SetName("disk_health.physical_disk.nvme.telemetry.available")
+	m.data.SetDescription("1 when the drive saved controller-initiated telemetry for its vendor (NVMe log 08h header, to be pulled with nvme-cli), else 0. SMART, drives with the telemetry log. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskNvmeTelemetryAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskNvmeTelemetryAvailable) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskNvmeTelemetryAvailable) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskNvmeTelemetryAvailable(cfg DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricConfig) metricDiskHealthPhysicalDiskNvmeTelemetryAvailable {
+	m := metricDiskHealthPhysicalDiskNvmeTelemetryAvailable{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskOcpErrors struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskOcpErrorsMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.ocp.errors metric with initial data.
+func (m *metricDiskHealthPhysicalDiskOcpErrors) init() {
+	m.data.SetName("disk_health.physical_disk.ocp.errors")
+	m.data.SetDescription("Errors the drive counts over its life, by disk_health.physical_disk.ocp_error.type (OCP C0h). SMART, OCP drives. Not in semantic conventions.")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskOcpErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskHealthPhysicalDiskOcpErrorTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskOcpErrorsMetricAttributeKeyDiskHealthPhysicalDiskOcpErrorType) {
+		dp.Attributes().PutStr("disk_health.physical_disk.ocp_error.type", diskHealthPhysicalDiskOcpErrorTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskOcpErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskOcpErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskOcpErrors(cfg DiskHealthPhysicalDiskOcpErrorsMetricConfig) metricDiskHealthPhysicalDiskOcpErrors {
+	m := metricDiskHealthPhysicalDiskOcpErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskPowerCycles struct {
+	data          pmetric.Metric                                // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskPowerCyclesMetricConfig // metric config provided by user.
+	capacity      int                                           // max observed number of data points added to the metric.
+	aggDataPoints []int64                                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.power_cycles metric with initial data.
+func (m *metricDiskHealthPhysicalDiskPowerCycles) init() {
+	m.data.SetName("disk_health.physical_disk.power_cycles")
+	m.data.SetDescription("Power-on/off cycles of the disk over its life (NVMe power cycles, ATA attribute 12). SMART. Not in semantic conventions.")
+	m.data.SetUnit("{cycle}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskPowerCycles) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskPowerCyclesMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskPowerCycles) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskPowerCycles) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskPowerCycles(cfg DiskHealthPhysicalDiskPowerCyclesMetricConfig) metricDiskHealthPhysicalDiskPowerCycles {
+	m := metricDiskHealthPhysicalDiskPowerCycles{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskPowerOnTime struct {
+	data          pmetric.Metric                                // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskPowerOnTimeMetricConfig // metric config provided by user.
+	capacity      int                                           // max observed number of data points added to the metric.
+	aggDataPoints []int64                                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.power_on_time metric with initial data.
+func (m *metricDiskHealthPhysicalDiskPowerOnTime) init() {
+	m.data.SetName("disk_health.physical_disk.power_on_time")
+	m.data.SetDescription("Time the disk has been powered on over its life (NVMe power-on hours, ATA attribute 9 decoded per the drive database). SMART. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskPowerOnTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskPowerOnTimeMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskPowerOnTime) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskPowerOnTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskPowerOnTime(cfg DiskHealthPhysicalDiskPowerOnTimeMetricConfig) metricDiskHealthPhysicalDiskPowerOnTime {
+	m := metricDiskHealthPhysicalDiskPowerOnTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskSmartLogReadStatus struct {
+	data          pmetric.Metric                                       // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskSmartLogReadStatusMetricConfig // metric config provided by user.
+	capacity      int                                                  // max observed number of data points added to the metric.
+	aggDataPoints []int64                                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.smart.log.read.status metric with initial data.
+func (m *metricDiskHealthPhysicalDiskSmartLogReadStatus) init() {
+	m.data.SetName("disk_health.physical_disk.smart.log.read.status")
+	m.data.SetDescription("Outcome of the last read of each optional NVMe log the drive advertises, 1 for the current one (a state set over smart.read.status per nvme.log). A failed optional log costs only its own values: the disk's disk_health.physical_disk.smart.read.status stays ok. SMART. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskSmartLogReadStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, nvmeLogAttributeValue string, smartReadStatusAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog) {
+		dp.Attributes().PutStr("nvme.log", nvmeLogAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus) {
+		dp.Attributes().PutStr("smart.read.status", smartReadStatusAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskSmartLogReadStatus) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskSmartLogReadStatus) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskSmartLogReadStatus(cfg DiskHealthPhysicalDiskSmartLogReadStatusMetricConfig) metricDiskHealthPhysicalDiskSmartLogReadStatus {
+	m := metricDiskHealthPhysicalDiskSmartLogReadStatus{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskSmartNormalized struct {
+	data          pmetric.Metric                                    // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskSmartNormalizedMetricConfig // metric config provided by user.
+	capacity      int                                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.smart.normalized metric with initial data.
+func (m *metricDiskHealthPhysicalDiskSmartNormalized) init() {
+	m.data.SetName("disk_health.physical_disk.smart.normalized")
+	m.data.SetDescription("ATA SMART attribute normalized value (1-253, higher is better). SMART. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskSmartNormalized) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskSmartAttributeAttributeValue string, diskHealthSmartAttributeIDAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute) {
+		dp.Attributes().PutStr("hw.physical_disk.smart_attribute", hwPhysicalDiskSmartAttributeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartNormalizedMetricAttributeKeyDiskHealthSmartAttributeID) {
+		dp.Attributes().PutInt("disk_health.smart.attribute.id", diskHealthSmartAttributeIDAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskSmartNormalized) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskSmartNormalized) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskSmartNormalized(cfg DiskHealthPhysicalDiskSmartNormalizedMetricConfig) metricDiskHealthPhysicalDiskSmartNormalized {
+	m := metricDiskHealthPhysicalDiskSmartNormalized{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskSmartReadStatus struct {
+	data          pmetric.Metric                                    // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskSmartReadStatusMetricConfig // metric config provided by user.
+	capacity      int                                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.smart.read.status metric with initial data.
+func (m *metricDiskHealthPhysicalDiskSmartReadStatus) init() {
+	m.data.SetName("disk_health.physical_disk.smart.read.status")
+	m.data.SetDescription("Outcome of the disk's last SMART read, 1 for the current one (a state set over smart.read.status). SMART. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskSmartReadStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, smartReadStatusAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus) {
+		dp.Attributes().PutStr("smart.read.status", smartReadStatusAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskSmartReadStatus) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskSmartReadStatus) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskSmartReadStatus(cfg DiskHealthPhysicalDiskSmartReadStatusMetricConfig) metricDiskHealthPhysicalDiskSmartReadStatus {
+	m := metricDiskHealthPhysicalDiskSmartReadStatus{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskSmartReadTime struct {
+	data          pmetric.Metric                                  // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskSmartReadTimeMetricConfig // metric config provided by user.
+	capacity      int                                             // max observed number of data points added to the metric.
+	aggDataPoints []int64                                         // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.smart.read.time metric with initial data.
+func (m *metricDiskHealthPhysicalDiskSmartReadTime) init() {
+	m.data.SetName("disk_health.physical_disk.smart.read.time")
+	m.data.SetDescription("Time of the disk's last successful SMART read, in seconds since the Unix epoch. SMART. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskSmartReadTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartReadTimeMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskSmartReadTime) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskSmartReadTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskSmartReadTime(cfg DiskHealthPhysicalDiskSmartReadTimeMetricConfig) metricDiskHealthPhysicalDiskSmartReadTime {
+	m := metricDiskHealthPhysicalDiskSmartReadTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskSmartThreshold struct {
+	data          pmetric.Metric                                   // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskSmartThresholdMetricConfig // metric config provided by user.
+	capacity      int                                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.smart.threshold metric with initial data.
+func (m *metricDiskHealthPhysicalDiskSmartThreshold) init() {
+	m.data.SetName("disk_health.physical_disk.smart.threshold")
+	m.data.SetDescription("ATA SMART attribute failure threshold (0 = never fails, FEh/FFh are not thresholds). SMART. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskSmartThreshold) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskSmartAttributeAttributeValue string, diskHealthSmartAttributeIDAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute) {
+		dp.Attributes().PutStr("hw.physical_disk.smart_attribute", hwPhysicalDiskSmartAttributeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartThresholdMetricAttributeKeyDiskHealthSmartAttributeID) {
+		dp.Attributes().PutInt("disk_health.smart.attribute.id", diskHealthSmartAttributeIDAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskSmartThreshold) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskSmartThreshold) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskSmartThreshold(cfg DiskHealthPhysicalDiskSmartThresholdMetricConfig) metricDiskHealthPhysicalDiskSmartThreshold {
+	m := metricDiskHealthPhysicalDiskSmartThreshold{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskSmartWorst struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskSmartWorstMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.smart.worst metric with initial data.
+func (m *metricDiskHealthPhysicalDiskSmartWorst) init() {
+	m.data.SetName("disk_health.physical_disk.smart.worst")
+	m.data.SetDescription("ATA SMART attribute worst normalized value seen. SMART. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskSmartWorst) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskSmartAttributeAttributeValue string, diskHealthSmartAttributeIDAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute) {
+		dp.Attributes().PutStr("hw.physical_disk.smart_attribute", hwPhysicalDiskSmartAttributeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSmartWorstMetricAttributeKeyDiskHealthSmartAttributeID) {
+		dp.Attributes().PutInt("disk_health.smart.attribute.id", diskHealthSmartAttributeIDAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskSmartWorst) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskSmartWorst) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskSmartWorst(cfg DiskHealthPhysicalDiskSmartWorstMetricConfig) metricDiskHealthPhysicalDiskSmartWorst {
+	m := metricDiskHealthPhysicalDiskSmartWorst{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskSpareAvailable struct {
+	data          pmetric.Metric                                   // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskSpareAvailableMetricConfig // metric config provided by user.
+	capacity      int                                              // max observed number of data points added to the metric.
+	aggDataPoints []float64                                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.spare.available metric with initial data.
+func (m *metricDiskHealthPhysicalDiskSpareAvailable) init() {
+	m.data.SetName("disk_health.physical_disk.spare.available")
+	m.data.SetDescription("NVMe available spare capacity, 0–1 (percent / 100). SMART. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskSpareAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSpareAvailableMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskSpareAvailable) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskSpareAvailable) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskSpareAvailable(cfg DiskHealthPhysicalDiskSpareAvailableMetricConfig) metricDiskHealthPhysicalDiskSpareAvailable {
+	m := metricDiskHealthPhysicalDiskSpareAvailable{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskSpareThreshold struct {
+	data          pmetric.Metric                                   // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskSpareThresholdMetricConfig // metric config provided by user.
+	capacity      int                                              // max observed number of data points added to the metric.
+	aggDataPoints []float64                                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.spare.threshold metric with initial data.
+func (m *metricDiskHealthPhysicalDiskSpareThreshold) init() {
+	m.data.SetName("disk_health.physical_disk.spare.threshold")
+	m.data.SetDescription("NVMe available spare threshold, 0–1; below it the drive raises critical warning bit 0. SMART. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskSpareThreshold) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskSpareThresholdMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskSpareThreshold) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskSpareThreshold) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskSpareThreshold(cfg DiskHealthPhysicalDiskSpareThresholdMetricConfig) metricDiskHealthPhysicalDiskSpareThreshold {
+	m := metricDiskHealthPhysicalDiskSpareThreshold{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskThrottlingEvents struct {
+	data          pmetric.Metric                                     // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskThrottlingEventsMetricConfig // metric config provided by user.
+	capacity      int                                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.throttling.events metric with initial data.
+func (m *metricDiskHealthPhysicalDiskThrottlingEvents) init() {
+	m.data.SetName("disk_health.physical_disk.throttling.events")
+	m.data.SetDescription("Thermal throttling events the drive counts (OCP C0h; an 8-bit count). SMART, OCP drives. Not in semantic conventions.")
+	m.data.SetUnit("{event}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskThrottlingEvents) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskThrottlingEvents) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskThrottlingEvents) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskThrottlingEvents(cfg DiskHealthPhysicalDiskThrottlingEventsMetricConfig) metricDiskHealthPhysicalDiskThrottlingEvents {
+	m := metricDiskHealthPhysicalDiskThrottlingEvents{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskUnsafeShutdowns struct {
+	data          pmetric.Metric                                    // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskUnsafeShutdownsMetricConfig // metric config provided by user.
+	capacity      int                                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.unsafe_shutdowns metric with initial data.
+func (m *metricDiskHealthPhysicalDiskUnsafeShutdowns) init() {
+	m.data.SetName("disk_health.physical_disk.unsafe_shutdowns")
+	m.data.SetDescription("NVMe unsafe shutdowns (power lost without a shutdown notification) over the disk's life. SMART. Not in semantic conventions.")
+	m.data.SetUnit("{shutdown}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskUnsafeShutdowns) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskUnsafeShutdowns) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskUnsafeShutdowns) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskUnsafeShutdowns(cfg DiskHealthPhysicalDiskUnsafeShutdownsMetricConfig) metricDiskHealthPhysicalDiskUnsafeShutdowns {
+	m := metricDiskHealthPhysicalDiskUnsafeShutdowns{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthPhysicalDiskWriteAmplification struct {
+	data          pmetric.Metric                                       // data buffer for generated metric.
+	config        DiskHealthPhysicalDiskWriteAmplificationMetricConfig // metric config provided by user.
+	capacity      int                                                  // max observed number of data points added to the metric.
+	aggDataPoints []float64                                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.physical_disk.write_amplification metric with initial data.
+func (m *metricDiskHealthPhysicalDiskWriteAmplification) init() {
+	m.data.SetName("disk_health.physical_disk.write_amplification")
+	m.data.SetDescription("Write amplification over the last interval between two reads: bytes written to the media (OCP C0h) per byte the host wrote (SMART data units written). Absent on the first read and when the host wrote nothing. SMART, OCP drives. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthPhysicalDiskWriteAmplification) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthPhysicalDiskWriteAmplificationMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskWriteAmplification) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskWriteAmplification) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskWriteAmplification(cfg DiskHealthPhysicalDiskWriteAmplificationMetricConfig) metricDiskHealthPhysicalDiskWriteAmplification {
+	m := metricDiskHealthPhysicalDiskWriteAmplification{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricDiskHealthSmartDriveDatabaseEntries struct {
@@ -855,792 +3501,6 @@ func newMetricHwErrors(cfg HwErrorsMetricConfig) metricHwErrors {
 	return m
 }
 
-type metricHwPhysicalDiskBadBlocks struct {
-	data          pmetric.Metric                      // data buffer for generated metric.
-	config        HwPhysicalDiskBadBlocksMetricConfig // metric config provided by user.
-	capacity      int                                 // max observed number of data points added to the metric.
-	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.bad_blocks metric with initial data.
-func (m *metricHwPhysicalDiskBadBlocks) init() {
-	m.data.SetName("hw.physical_disk.bad_blocks")
-	m.data.SetDescription("Bad NAND blocks the drive counts, by hw.physical_disk.block_area (OCP C0h raw counts). SMART, OCP drives. Not in semantic conventions.")
-	m.data.SetUnit("{block}")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskBadBlocks) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskBlockAreaAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskBadBlocksMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskBadBlocksMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskBadBlocksMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskBadBlocksMetricAttributeKeyHwPhysicalDiskBlockArea) {
-		dp.Attributes().PutStr("hw.physical_disk.block_area", hwPhysicalDiskBlockAreaAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskBadBlocks) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskBadBlocks) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskBadBlocks(cfg HwPhysicalDiskBadBlocksMetricConfig) metricHwPhysicalDiskBadBlocks {
-	m := metricHwPhysicalDiskBadBlocks{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskCapacitorHealth struct {
-	data          pmetric.Metric                            // data buffer for generated metric.
-	config        HwPhysicalDiskCapacitorHealthMetricConfig // metric config provided by user.
-	capacity      int                                       // max observed number of data points added to the metric.
-	aggDataPoints []float64                                 // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.capacitor.health metric with initial data.
-func (m *metricHwPhysicalDiskCapacitorHealth) init() {
-	m.data.SetName("hw.physical_disk.capacitor.health")
-	m.data.SetDescription("Health of the power-loss protection capacitor, 0–1 (OCP C0h; absent on a drive without one). SMART, OCP drives. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskCapacitorHealth) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskCapacitorHealth) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskCapacitorHealth) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskCapacitorHealth(cfg HwPhysicalDiskCapacitorHealthMetricConfig) metricHwPhysicalDiskCapacitorHealth {
-	m := metricHwPhysicalDiskCapacitorHealth{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskCloudIo struct {
-	data          pmetric.Metric                    // data buffer for generated metric.
-	config        HwPhysicalDiskCloudIoMetricConfig // metric config provided by user.
-	capacity      int                               // max observed number of data points added to the metric.
-	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.cloud.io metric with initial data.
-func (m *metricHwPhysicalDiskCloudIo) init() {
-	m.data.SetName("hw.physical_disk.cloud.io")
-	m.data.SetDescription("Bytes read and written as the cloud volume counts them (Amazon D0h, since the volume was attached). SMART, Amazon EBS and instance store. Not in semantic conventions.")
-	m.data.SetUnit("By")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskCloudIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskIoDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudIoMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudIoMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudIoMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection) {
-		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskCloudIo) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskCloudIo) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskCloudIo(cfg HwPhysicalDiskCloudIoMetricConfig) metricHwPhysicalDiskCloudIo {
-	m := metricHwPhysicalDiskCloudIo{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskCloudLimitUtilization struct {
-	data          pmetric.Metric                                  // data buffer for generated metric.
-	config        HwPhysicalDiskCloudLimitUtilizationMetricConfig // metric config provided by user.
-	capacity      int                                             // max observed number of data points added to the metric.
-	aggDataPoints []float64                                       // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.cloud.limit.utilization metric with initial data.
-func (m *metricHwPhysicalDiskCloudLimitUtilization) init() {
-	m.data.SetName("hw.physical_disk.cloud.limit.utilization")
-	m.data.SetDescription("Observed IOPS or throughput (reads and writes together, over the interval between two reads of Amazon log D0h) as a share of the volume's limit configured in smart.cloud_limits, by hw.physical_disk.cloud.limit (volume_iops, volume_throughput); above 1 when the configured limit is below the real one. Only for volumes with a configured limit: the log counts time over a limit, never the limit itself. SMART, Amazon EBS and instance store. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskCloudLimitUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskCloudLimitAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwPhysicalDiskCloudLimit) {
-		dp.Attributes().PutStr("hw.physical_disk.cloud.limit", hwPhysicalDiskCloudLimitAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskCloudLimitUtilization) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskCloudLimitUtilization) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskCloudLimitUtilization(cfg HwPhysicalDiskCloudLimitUtilizationMetricConfig) metricHwPhysicalDiskCloudLimitUtilization {
-	m := metricHwPhysicalDiskCloudLimitUtilization{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskCloudLimitExceededTime struct {
-	data          pmetric.Metric                                   // data buffer for generated metric.
-	config        HwPhysicalDiskCloudLimitExceededTimeMetricConfig // metric config provided by user.
-	capacity      int                                              // max observed number of data points added to the metric.
-	aggDataPoints []float64                                        // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.cloud.limit_exceeded.time metric with initial data.
-func (m *metricHwPhysicalDiskCloudLimitExceededTime) init() {
-	m.data.SetName("hw.physical_disk.cloud.limit_exceeded.time")
-	m.data.SetDescription("Time the application asked for more than a limit allowed, by hw.physical_disk.cloud.limit (Amazon D0h); its rate is the share of time spent throttled. SMART, Amazon EBS and instance store. Not in semantic conventions.")
-	m.data.SetUnit("s")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskCloudLimitExceededTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskCloudLimitAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwPhysicalDiskCloudLimit) {
-		dp.Attributes().PutStr("hw.physical_disk.cloud.limit", hwPhysicalDiskCloudLimitAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskCloudLimitExceededTime) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskCloudLimitExceededTime) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskCloudLimitExceededTime(cfg HwPhysicalDiskCloudLimitExceededTimeMetricConfig) metricHwPhysicalDiskCloudLimitExceededTime {
-	m := metricHwPhysicalDiskCloudLimitExceededTime{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskCloudOperationTime struct {
-	data          pmetric.Metric                               // data buffer for generated metric.
-	config        HwPhysicalDiskCloudOperationTimeMetricConfig // metric config provided by user.
-	capacity      int                                          // max observed number of data points added to the metric.
-	aggDataPoints []float64                                    // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.cloud.operation.time metric with initial data.
-func (m *metricHwPhysicalDiskCloudOperationTime) init() {
-	m.data.SetName("hw.physical_disk.cloud.operation.time")
-	m.data.SetDescription("Total time of read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.")
-	m.data.SetUnit("s")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskCloudOperationTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskIoDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection) {
-		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskCloudOperationTime) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskCloudOperationTime) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskCloudOperationTime(cfg HwPhysicalDiskCloudOperationTimeMetricConfig) metricHwPhysicalDiskCloudOperationTime {
-	m := metricHwPhysicalDiskCloudOperationTime{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskCloudOperations struct {
-	data          pmetric.Metric                            // data buffer for generated metric.
-	config        HwPhysicalDiskCloudOperationsMetricConfig // metric config provided by user.
-	capacity      int                                       // max observed number of data points added to the metric.
-	aggDataPoints []int64                                   // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.cloud.operations metric with initial data.
-func (m *metricHwPhysicalDiskCloudOperations) init() {
-	m.data.SetName("hw.physical_disk.cloud.operations")
-	m.data.SetDescription("Read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.")
-	m.data.SetUnit("{operation}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskCloudOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskIoDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection) {
-		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskCloudOperations) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskCloudOperations) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskCloudOperations(cfg HwPhysicalDiskCloudOperationsMetricConfig) metricHwPhysicalDiskCloudOperations {
-	m := metricHwPhysicalDiskCloudOperations{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskCloudQueueLength struct {
-	data          pmetric.Metric                             // data buffer for generated metric.
-	config        HwPhysicalDiskCloudQueueLengthMetricConfig // metric config provided by user.
-	capacity      int                                        // max observed number of data points added to the metric.
-	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.cloud.queue_length metric with initial data.
-func (m *metricHwPhysicalDiskCloudQueueLength) init() {
-	m.data.SetName("hw.physical_disk.cloud.queue_length")
-	m.data.SetDescription("Operations waiting in the cloud volume's queue when the log was read (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.")
-	m.data.SetUnit("{operation}")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskCloudQueueLength) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskCloudQueueLength) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskCloudQueueLength) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskCloudQueueLength(cfg HwPhysicalDiskCloudQueueLengthMetricConfig) metricHwPhysicalDiskCloudQueueLength {
-	m := metricHwPhysicalDiskCloudQueueLength{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
 type metricHwPhysicalDiskEnduranceUtilization struct {
 	data          pmetric.Metric                                 // data buffer for generated metric.
 	config        HwPhysicalDiskEnduranceUtilizationMetricConfig // metric config provided by user.
@@ -1731,788 +3591,6 @@ func (m *metricHwPhysicalDiskEnduranceUtilization) emit(metrics pmetric.MetricSl
 
 func newMetricHwPhysicalDiskEnduranceUtilization(cfg HwPhysicalDiskEnduranceUtilizationMetricConfig) metricHwPhysicalDiskEnduranceUtilization {
 	m := metricHwPhysicalDiskEnduranceUtilization{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskIo struct {
-	data          pmetric.Metric               // data buffer for generated metric.
-	config        HwPhysicalDiskIoMetricConfig // metric config provided by user.
-	capacity      int                          // max observed number of data points added to the metric.
-	aggDataPoints []int64                      // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.io metric with initial data.
-func (m *metricHwPhysicalDiskIo) init() {
-	m.data.SetName("hw.physical_disk.io")
-	m.data.SetDescription("Bytes read from / written to the disk over its life as the drive counts them (NVMe data units × 512 000; ATA device statistics logical sectors × sector size). SMART. Not in semantic conventions.")
-	m.data.SetUnit("By")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskIoDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskIoMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskIoMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskIoMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection) {
-		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskIo) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskIo) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskIo(cfg HwPhysicalDiskIoMetricConfig) metricHwPhysicalDiskIo {
-	m := metricHwPhysicalDiskIo{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskMediaDiesOffline struct {
-	data          pmetric.Metric                             // data buffer for generated metric.
-	config        HwPhysicalDiskMediaDiesOfflineMetricConfig // metric config provided by user.
-	capacity      int                                        // max observed number of data points added to the metric.
-	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.media.dies_offline metric with initial data.
-func (m *metricHwPhysicalDiskMediaDiesOffline) init() {
-	m.data.SetName("hw.physical_disk.media.dies_offline")
-	m.data.SetDescription("NAND dies taken offline, next to the total dies and how many the drive tolerates losing (OCP C0h version 5). SMART, OCP drives. Not in semantic conventions.")
-	m.data.SetUnit("{die}")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskMediaDiesOffline) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskMediaDiesOffline) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskMediaDiesOffline) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskMediaDiesOffline(cfg HwPhysicalDiskMediaDiesOfflineMetricConfig) metricHwPhysicalDiskMediaDiesOffline {
-	m := metricHwPhysicalDiskMediaDiesOffline{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskMediaIo struct {
-	data          pmetric.Metric                    // data buffer for generated metric.
-	config        HwPhysicalDiskMediaIoMetricConfig // metric config provided by user.
-	capacity      int                               // max observed number of data points added to the metric.
-	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.media.io metric with initial data.
-func (m *metricHwPhysicalDiskMediaIo) init() {
-	m.data.SetName("hw.physical_disk.media.io")
-	m.data.SetDescription("Bytes the drive read from and wrote to its media, host and internal traffic together (OCP C0h physical media units); against hw.physical_disk.io it gives the write amplification. SMART, OCP drives. Not in semantic conventions.")
-	m.data.SetUnit("By")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskMediaIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskIoDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskMediaIoMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskMediaIoMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskMediaIoMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection) {
-		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskMediaIo) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskMediaIo) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskMediaIo(cfg HwPhysicalDiskMediaIoMetricConfig) metricHwPhysicalDiskMediaIo {
-	m := metricHwPhysicalDiskMediaIo{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskNvmeCriticalWarning struct {
-	data          pmetric.Metric                                // data buffer for generated metric.
-	config        HwPhysicalDiskNvmeCriticalWarningMetricConfig // metric config provided by user.
-	capacity      int                                           // max observed number of data points added to the metric.
-	aggDataPoints []int64                                       // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.nvme.critical_warning metric with initial data.
-func (m *metricHwPhysicalDiskNvmeCriticalWarning) init() {
-	m.data.SetName("hw.physical_disk.nvme.critical_warning")
-	m.data.SetDescription("One series per bit of the NVMe critical warning field, 1 when set. SMART. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskNvmeCriticalWarning) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, nvmeCriticalWarningAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning) {
-		dp.Attributes().PutStr("nvme.critical_warning", nvmeCriticalWarningAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskNvmeCriticalWarning) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskNvmeCriticalWarning) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskNvmeCriticalWarning(cfg HwPhysicalDiskNvmeCriticalWarningMetricConfig) metricHwPhysicalDiskNvmeCriticalWarning {
-	m := metricHwPhysicalDiskNvmeCriticalWarning{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskNvmeTelemetryAvailable struct {
-	data          pmetric.Metric                                   // data buffer for generated metric.
-	config        HwPhysicalDiskNvmeTelemetryAvailableMetricConfig // metric config provided by user.
-	capacity      int                                              // max observed number of data points added to the metric.
-	aggDataPoints []int64                                          // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.nvme.telemetry.available metric with initial data.
-func (m *metricHwPhysicalDiskNvmeTelemetryAvailable) init() {
-	m.data.SetName("hw.physical_disk.nvme.telemetry.available")
-	m.data.SetDescription("1 when the drive saved controller-initiated telemetry for its vendor (NVMe log 08h header, to be pulled with nvme-cli), else 0. SMART, drives with the telemetry log. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskNvmeTelemetryAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskNvmeTelemetryAvailable) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskNvmeTelemetryAvailable) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskNvmeTelemetryAvailable(cfg HwPhysicalDiskNvmeTelemetryAvailableMetricConfig) metricHwPhysicalDiskNvmeTelemetryAvailable {
-	m := metricHwPhysicalDiskNvmeTelemetryAvailable{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskOcpErrors struct {
-	data          pmetric.Metric                      // data buffer for generated metric.
-	config        HwPhysicalDiskOcpErrorsMetricConfig // metric config provided by user.
-	capacity      int                                 // max observed number of data points added to the metric.
-	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.ocp.errors metric with initial data.
-func (m *metricHwPhysicalDiskOcpErrors) init() {
-	m.data.SetName("hw.physical_disk.ocp.errors")
-	m.data.SetDescription("Errors the drive counts over its life, by hw.physical_disk.ocp_error.type (OCP C0h). SMART, OCP drives. Not in semantic conventions.")
-	m.data.SetUnit("{error}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskOcpErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskOcpErrorTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwPhysicalDiskOcpErrorType) {
-		dp.Attributes().PutStr("hw.physical_disk.ocp_error.type", hwPhysicalDiskOcpErrorTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskOcpErrors) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskOcpErrors) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskOcpErrors(cfg HwPhysicalDiskOcpErrorsMetricConfig) metricHwPhysicalDiskOcpErrors {
-	m := metricHwPhysicalDiskOcpErrors{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskPowerCycles struct {
-	data          pmetric.Metric                        // data buffer for generated metric.
-	config        HwPhysicalDiskPowerCyclesMetricConfig // metric config provided by user.
-	capacity      int                                   // max observed number of data points added to the metric.
-	aggDataPoints []int64                               // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.power_cycles metric with initial data.
-func (m *metricHwPhysicalDiskPowerCycles) init() {
-	m.data.SetName("hw.physical_disk.power_cycles")
-	m.data.SetDescription("Power-on/off cycles of the disk over its life (NVMe power cycles, ATA attribute 12). SMART. Not in semantic conventions.")
-	m.data.SetUnit("{cycle}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskPowerCycles) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskPowerCycles) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskPowerCycles) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskPowerCycles(cfg HwPhysicalDiskPowerCyclesMetricConfig) metricHwPhysicalDiskPowerCycles {
-	m := metricHwPhysicalDiskPowerCycles{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskPowerOnTime struct {
-	data          pmetric.Metric                        // data buffer for generated metric.
-	config        HwPhysicalDiskPowerOnTimeMetricConfig // metric config provided by user.
-	capacity      int                                   // max observed number of data points added to the metric.
-	aggDataPoints []int64                               // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.power_on_time metric with initial data.
-func (m *metricHwPhysicalDiskPowerOnTime) init() {
-	m.data.SetName("hw.physical_disk.power_on_time")
-	m.data.SetDescription("Time the disk has been powered on over its life (NVMe power-on hours, ATA attribute 9 decoded per the drive database). SMART. Not in semantic conventions.")
-	m.data.SetUnit("s")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskPowerOnTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskPowerOnTime) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskPowerOnTime) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskPowerOnTime(cfg HwPhysicalDiskPowerOnTimeMetricConfig) metricHwPhysicalDiskPowerOnTime {
-	m := metricHwPhysicalDiskPowerOnTime{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -2635,7 +3713,7 @@ func (m *metricHwPhysicalDiskSmart) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskSmart) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+func (m *metricHwPhysicalDiskSmart) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskSmartAttributeAttributeValue string, diskHealthSmartAttributeIDAttributeValue int64) {
 	if !m.config.Enabled {
 		return
 	}
@@ -2655,8 +3733,8 @@ func (m *metricHwPhysicalDiskSmart) recordDataPoint(start pcommon.Timestamp, ts 
 	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute) {
 		dp.Attributes().PutStr("hw.physical_disk.smart_attribute", hwPhysicalDiskSmartAttributeAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID) {
-		dp.Attributes().PutInt("smart.attribute.id", smartAttributeIDAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartMetricAttributeKeyDiskHealthSmartAttributeID) {
+		dp.Attributes().PutInt("disk_health.smart.attribute.id", diskHealthSmartAttributeIDAttributeValue)
 	}
 
 	var s string
@@ -2711,1084 +3789,6 @@ func (m *metricHwPhysicalDiskSmart) emit(metrics pmetric.MetricSlice) {
 
 func newMetricHwPhysicalDiskSmart(cfg HwPhysicalDiskSmartMetricConfig) metricHwPhysicalDiskSmart {
 	m := metricHwPhysicalDiskSmart{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskSmartLogReadStatus struct {
-	data          pmetric.Metric                               // data buffer for generated metric.
-	config        HwPhysicalDiskSmartLogReadStatusMetricConfig // metric config provided by user.
-	capacity      int                                          // max observed number of data points added to the metric.
-	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.smart.log.read.status metric with initial data.
-func (m *metricHwPhysicalDiskSmartLogReadStatus) init() {
-	m.data.SetName("hw.physical_disk.smart.log.read.status")
-	m.data.SetDescription("Outcome of the last read of each optional NVMe log the drive advertises, 1 for the current one (a state set over smart.read.status per nvme.log). A failed optional log costs only its own values: the disk's hw.physical_disk.smart.read.status stays ok. SMART. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskSmartLogReadStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, nvmeLogAttributeValue string, smartReadStatusAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog) {
-		dp.Attributes().PutStr("nvme.log", nvmeLogAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus) {
-		dp.Attributes().PutStr("smart.read.status", smartReadStatusAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskSmartLogReadStatus) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskSmartLogReadStatus) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskSmartLogReadStatus(cfg HwPhysicalDiskSmartLogReadStatusMetricConfig) metricHwPhysicalDiskSmartLogReadStatus {
-	m := metricHwPhysicalDiskSmartLogReadStatus{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskSmartNormalized struct {
-	data          pmetric.Metric                            // data buffer for generated metric.
-	config        HwPhysicalDiskSmartNormalizedMetricConfig // metric config provided by user.
-	capacity      int                                       // max observed number of data points added to the metric.
-	aggDataPoints []int64                                   // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.smart.normalized metric with initial data.
-func (m *metricHwPhysicalDiskSmartNormalized) init() {
-	m.data.SetName("hw.physical_disk.smart.normalized")
-	m.data.SetDescription("ATA SMART attribute normalized value (1-253, higher is better). SMART. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskSmartNormalized) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute) {
-		dp.Attributes().PutStr("hw.physical_disk.smart_attribute", hwPhysicalDiskSmartAttributeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID) {
-		dp.Attributes().PutInt("smart.attribute.id", smartAttributeIDAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskSmartNormalized) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskSmartNormalized) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskSmartNormalized(cfg HwPhysicalDiskSmartNormalizedMetricConfig) metricHwPhysicalDiskSmartNormalized {
-	m := metricHwPhysicalDiskSmartNormalized{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskSmartReadStatus struct {
-	data          pmetric.Metric                            // data buffer for generated metric.
-	config        HwPhysicalDiskSmartReadStatusMetricConfig // metric config provided by user.
-	capacity      int                                       // max observed number of data points added to the metric.
-	aggDataPoints []int64                                   // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.smart.read.status metric with initial data.
-func (m *metricHwPhysicalDiskSmartReadStatus) init() {
-	m.data.SetName("hw.physical_disk.smart.read.status")
-	m.data.SetDescription("Outcome of the disk's last SMART read, 1 for the current one (a state set over smart.read.status). SMART. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskSmartReadStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, smartReadStatusAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus) {
-		dp.Attributes().PutStr("smart.read.status", smartReadStatusAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskSmartReadStatus) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskSmartReadStatus) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskSmartReadStatus(cfg HwPhysicalDiskSmartReadStatusMetricConfig) metricHwPhysicalDiskSmartReadStatus {
-	m := metricHwPhysicalDiskSmartReadStatus{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskSmartReadTime struct {
-	data          pmetric.Metric                          // data buffer for generated metric.
-	config        HwPhysicalDiskSmartReadTimeMetricConfig // metric config provided by user.
-	capacity      int                                     // max observed number of data points added to the metric.
-	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.smart.read.time metric with initial data.
-func (m *metricHwPhysicalDiskSmartReadTime) init() {
-	m.data.SetName("hw.physical_disk.smart.read.time")
-	m.data.SetDescription("Time of the disk's last successful SMART read, in seconds since the Unix epoch. SMART. Not in semantic conventions.")
-	m.data.SetUnit("s")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskSmartReadTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskSmartReadTime) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskSmartReadTime) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskSmartReadTime(cfg HwPhysicalDiskSmartReadTimeMetricConfig) metricHwPhysicalDiskSmartReadTime {
-	m := metricHwPhysicalDiskSmartReadTime{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskSmartThreshold struct {
-	data          pmetric.Metric                           // data buffer for generated metric.
-	config        HwPhysicalDiskSmartThresholdMetricConfig // metric config provided by user.
-	capacity      int                                      // max observed number of data points added to the metric.
-	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.smart.threshold metric with initial data.
-func (m *metricHwPhysicalDiskSmartThreshold) init() {
-	m.data.SetName("hw.physical_disk.smart.threshold")
-	m.data.SetDescription("ATA SMART attribute failure threshold (0 = never fails, FEh/FFh are not thresholds). SMART. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskSmartThreshold) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute) {
-		dp.Attributes().PutStr("hw.physical_disk.smart_attribute", hwPhysicalDiskSmartAttributeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID) {
-		dp.Attributes().PutInt("smart.attribute.id", smartAttributeIDAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskSmartThreshold) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskSmartThreshold) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskSmartThreshold(cfg HwPhysicalDiskSmartThresholdMetricConfig) metricHwPhysicalDiskSmartThreshold {
-	m := metricHwPhysicalDiskSmartThreshold{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskSmartWorst struct {
-	data          pmetric.Metric                       // data buffer for generated metric.
-	config        HwPhysicalDiskSmartWorstMetricConfig // metric config provided by user.
-	capacity      int                                  // max observed number of data points added to the metric.
-	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.smart.worst metric with initial data.
-func (m *metricHwPhysicalDiskSmartWorst) init() {
-	m.data.SetName("hw.physical_disk.smart.worst")
-	m.data.SetDescription("ATA SMART attribute worst normalized value seen. SMART. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskSmartWorst) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartWorstMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartWorstMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartWorstMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute) {
-		dp.Attributes().PutStr("hw.physical_disk.smart_attribute", hwPhysicalDiskSmartAttributeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID) {
-		dp.Attributes().PutInt("smart.attribute.id", smartAttributeIDAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskSmartWorst) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskSmartWorst) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskSmartWorst(cfg HwPhysicalDiskSmartWorstMetricConfig) metricHwPhysicalDiskSmartWorst {
-	m := metricHwPhysicalDiskSmartWorst{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskSpareAvailable struct {
-	data          pmetric.Metric                           // data buffer for generated metric.
-	config        HwPhysicalDiskSpareAvailableMetricConfig // metric config provided by user.
-	capacity      int                                      // max observed number of data points added to the metric.
-	aggDataPoints []float64                                // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.spare.available metric with initial data.
-func (m *metricHwPhysicalDiskSpareAvailable) init() {
-	m.data.SetName("hw.physical_disk.spare.available")
-	m.data.SetDescription("NVMe available spare capacity, 0–1 (percent / 100). SMART. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskSpareAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskSpareAvailable) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskSpareAvailable) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskSpareAvailable(cfg HwPhysicalDiskSpareAvailableMetricConfig) metricHwPhysicalDiskSpareAvailable {
-	m := metricHwPhysicalDiskSpareAvailable{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskSpareThreshold struct {
-	data          pmetric.Metric                           // data buffer for generated metric.
-	config        HwPhysicalDiskSpareThresholdMetricConfig // metric config provided by user.
-	capacity      int                                      // max observed number of data points added to the metric.
-	aggDataPoints []float64                                // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.spare.threshold metric with initial data.
-func (m *metricHwPhysicalDiskSpareThreshold) init() {
-	m.data.SetName("hw.physical_disk.spare.threshold")
-	m.data.SetDescription("NVMe available spare threshold, 0–1; below it the drive raises critical warning bit 0. SMART. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskSpareThreshold) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskSpareThreshold) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskSpareThreshold) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskSpareThreshold(cfg HwPhysicalDiskSpareThresholdMetricConfig) metricHwPhysicalDiskSpareThreshold {
-	m := metricHwPhysicalDiskSpareThreshold{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskThrottlingEvents struct {
-	data          pmetric.Metric                             // data buffer for generated metric.
-	config        HwPhysicalDiskThrottlingEventsMetricConfig // metric config provided by user.
-	capacity      int                                        // max observed number of data points added to the metric.
-	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.throttling.events metric with initial data.
-func (m *metricHwPhysicalDiskThrottlingEvents) init() {
-	m.data.SetName("hw.physical_disk.throttling.events")
-	m.data.SetDescription("Thermal throttling events the drive counts (OCP C0h; an 8-bit count). SMART, OCP drives. Not in semantic conventions.")
-	m.data.SetUnit("{event}")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskThrottlingEvents) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskThrottlingEvents) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskThrottlingEvents) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskThrottlingEvents(cfg HwPhysicalDiskThrottlingEventsMetricConfig) metricHwPhysicalDiskThrottlingEvents {
-	m := metricHwPhysicalDiskThrottlingEvents{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskUnsafeShutdowns struct {
-	data          pmetric.Metric                            // data buffer for generated metric.
-	config        HwPhysicalDiskUnsafeShutdownsMetricConfig // metric config provided by user.
-	capacity      int                                       // max observed number of data points added to the metric.
-	aggDataPoints []int64                                   // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.unsafe_shutdowns metric with initial data.
-func (m *metricHwPhysicalDiskUnsafeShutdowns) init() {
-	m.data.SetName("hw.physical_disk.unsafe_shutdowns")
-	m.data.SetDescription("NVMe unsafe shutdowns (power lost without a shutdown notification) over the disk's life. SMART. Not in semantic conventions.")
-	m.data.SetUnit("{shutdown}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskUnsafeShutdowns) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskUnsafeShutdowns) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskUnsafeShutdowns) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskUnsafeShutdowns(cfg HwPhysicalDiskUnsafeShutdownsMetricConfig) metricHwPhysicalDiskUnsafeShutdowns {
-	m := metricHwPhysicalDiskUnsafeShutdowns{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwPhysicalDiskWriteAmplification struct {
-	data          pmetric.Metric                               // data buffer for generated metric.
-	config        HwPhysicalDiskWriteAmplificationMetricConfig // metric config provided by user.
-	capacity      int                                          // max observed number of data points added to the metric.
-	aggDataPoints []float64                                    // slice containing number of aggregated datapoints at each index
-}
-
-// init fills hw.physical_disk.write_amplification metric with initial data.
-func (m *metricHwPhysicalDiskWriteAmplification) init() {
-	m.data.SetName("hw.physical_disk.write_amplification")
-	m.data.SetDescription("Write amplification over the last interval between two reads: bytes written to the media (OCP C0h) per byte the host wrote (SMART data units written). Absent on the first read and when the host wrote nothing. SMART, OCP drives. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricHwPhysicalDiskWriteAmplification) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskWriteAmplification) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskWriteAmplification) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskWriteAmplification(cfg HwPhysicalDiskWriteAmplificationMetricConfig) metricHwPhysicalDiskWriteAmplification {
-	m := metricHwPhysicalDiskWriteAmplification{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -4093,48 +4093,48 @@ func newMetricHwTemperatureLimit(cfg HwTemperatureLimitMetricConfig) metricHwTem
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                                     MetricsBuilderConfig // config of the metrics builder.
-	startTime                                  pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                            int                  // maximum observed number of metrics per resource.
-	metricsBuffer                              pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                                  component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter             map[string]filter.Filter
-	resourceAttributeExcludeFilter             map[string]filter.Filter
-	metricDiskHealthSmartDriveDatabaseEntries  metricDiskHealthSmartDriveDatabaseEntries
-	metricHwErrors                             metricHwErrors
-	metricHwPhysicalDiskBadBlocks              metricHwPhysicalDiskBadBlocks
-	metricHwPhysicalDiskCapacitorHealth        metricHwPhysicalDiskCapacitorHealth
-	metricHwPhysicalDiskCloudIo                metricHwPhysicalDiskCloudIo
-	metricHwPhysicalDiskCloudLimitUtilization  metricHwPhysicalDiskCloudLimitUtilization
-	metricHwPhysicalDiskCloudLimitExceededTime metricHwPhysicalDiskCloudLimitExceededTime
-	metricHwPhysicalDiskCloudOperationTime     metricHwPhysicalDiskCloudOperationTime
-	metricHwPhysicalDiskCloudOperations        metricHwPhysicalDiskCloudOperations
-	metricHwPhysicalDiskCloudQueueLength       metricHwPhysicalDiskCloudQueueLength
-	metricHwPhysicalDiskEnduranceUtilization   metricHwPhysicalDiskEnduranceUtilization
-	metricHwPhysicalDiskIo                     metricHwPhysicalDiskIo
-	metricHwPhysicalDiskMediaDiesOffline       metricHwPhysicalDiskMediaDiesOffline
-	metricHwPhysicalDiskMediaIo                metricHwPhysicalDiskMediaIo
-	metricHwPhysicalDiskNvmeCriticalWarning    metricHwPhysicalDiskNvmeCriticalWarning
-	metricHwPhysicalDiskNvmeTelemetryAvailable metricHwPhysicalDiskNvmeTelemetryAvailable
-	metricHwPhysicalDiskOcpErrors              metricHwPhysicalDiskOcpErrors
-	metricHwPhysicalDiskPowerCycles            metricHwPhysicalDiskPowerCycles
-	metricHwPhysicalDiskPowerOnTime            metricHwPhysicalDiskPowerOnTime
-	metricHwPhysicalDiskSize                   metricHwPhysicalDiskSize
-	metricHwPhysicalDiskSmart                  metricHwPhysicalDiskSmart
-	metricHwPhysicalDiskSmartLogReadStatus     metricHwPhysicalDiskSmartLogReadStatus
-	metricHwPhysicalDiskSmartNormalized        metricHwPhysicalDiskSmartNormalized
-	metricHwPhysicalDiskSmartReadStatus        metricHwPhysicalDiskSmartReadStatus
-	metricHwPhysicalDiskSmartReadTime          metricHwPhysicalDiskSmartReadTime
-	metricHwPhysicalDiskSmartThreshold         metricHwPhysicalDiskSmartThreshold
-	metricHwPhysicalDiskSmartWorst             metricHwPhysicalDiskSmartWorst
-	metricHwPhysicalDiskSpareAvailable         metricHwPhysicalDiskSpareAvailable
-	metricHwPhysicalDiskSpareThreshold         metricHwPhysicalDiskSpareThreshold
-	metricHwPhysicalDiskThrottlingEvents       metricHwPhysicalDiskThrottlingEvents
-	metricHwPhysicalDiskUnsafeShutdowns        metricHwPhysicalDiskUnsafeShutdowns
-	metricHwPhysicalDiskWriteAmplification     metricHwPhysicalDiskWriteAmplification
-	metricHwStatus                             metricHwStatus
-	metricHwTemperature                        metricHwTemperature
-	metricHwTemperatureLimit                   metricHwTemperatureLimit
+	config                                             MetricsBuilderConfig // config of the metrics builder.
+	startTime                                          pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                                    int                  // maximum observed number of metrics per resource.
+	metricsBuffer                                      pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                          component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter                     map[string]filter.Filter
+	resourceAttributeExcludeFilter                     map[string]filter.Filter
+	metricDiskHealthPhysicalDiskBadBlocks              metricDiskHealthPhysicalDiskBadBlocks
+	metricDiskHealthPhysicalDiskCapacitorHealth        metricDiskHealthPhysicalDiskCapacitorHealth
+	metricDiskHealthPhysicalDiskCloudIo                metricDiskHealthPhysicalDiskCloudIo
+	metricDiskHealthPhysicalDiskCloudLimitUtilization  metricDiskHealthPhysicalDiskCloudLimitUtilization
+	metricDiskHealthPhysicalDiskCloudLimitExceededTime metricDiskHealthPhysicalDiskCloudLimitExceededTime
+	metricDiskHealthPhysicalDiskCloudOperationTime     metricDiskHealthPhysicalDiskCloudOperationTime
+	metricDiskHealthPhysicalDiskCloudOperations        metricDiskHealthPhysicalDiskCloudOperations
+	metricDiskHealthPhysicalDiskCloudQueueLength       metricDiskHealthPhysicalDiskCloudQueueLength
+	metricDiskHealthPhysicalDiskIo                     metricDiskHealthPhysicalDiskIo
+	metricDiskHealthPhysicalDiskMediaDiesOffline       metricDiskHealthPhysicalDiskMediaDiesOffline
+	metricDiskHealthPhysicalDiskMediaIo                metricDiskHealthPhysicalDiskMediaIo
+	metricDiskHealthPhysicalDiskNvmeCriticalWarning    metricDiskHealthPhysicalDiskNvmeCriticalWarning
+	metricDiskHealthPhysicalDiskNvmeTelemetryAvailable metricDiskHealthPhysicalDiskNvmeTelemetryAvailable
+	metricDiskHealthPhysicalDiskOcpErrors              metricDiskHealthPhysicalDiskOcpErrors
+	metricDiskHealthPhysicalDiskPowerCycles            metricDiskHealthPhysicalDiskPowerCycles
+	metricDiskHealthPhysicalDiskPowerOnTime            metricDiskHealthPhysicalDiskPowerOnTime
+	metricDiskHealthPhysicalDiskSmartLogReadStatus     metricDiskHealthPhysicalDiskSmartLogReadStatus
+	metricDiskHealthPhysicalDiskSmartNormalized        metricDiskHealthPhysicalDiskSmartNormalized
+	metricDiskHealthPhysicalDiskSmartReadStatus        metricDiskHealthPhysicalDiskSmartReadStatus
+	metricDiskHealthPhysicalDiskSmartReadTime          metricDiskHealthPhysicalDiskSmartReadTime
+	metricDiskHealthPhysicalDiskSmartThreshold         metricDiskHealthPhysicalDiskSmartThreshold
+	metricDiskHealthPhysicalDiskSmartWorst             metricDiskHealthPhysicalDiskSmartWorst
+	metricDiskHealthPhysicalDiskSpareAvailable         metricDiskHealthPhysicalDiskSpareAvailable
+	metricDiskHealthPhysicalDiskSpareThreshold         metricDiskHealthPhysicalDiskSpareThreshold
+	metricDiskHealthPhysicalDiskThrottlingEvents       metricDiskHealthPhysicalDiskThrottlingEvents
+	metricDiskHealthPhysicalDiskUnsafeShutdowns        metricDiskHealthPhysicalDiskUnsafeShutdowns
+	metricDiskHealthPhysicalDiskWriteAmplification     metricDiskHealthPhysicalDiskWriteAmplification
+	metricDiskHealthSmartDriveDatabaseEntries          metricDiskHealthSmartDriveDatabaseEntries
+	metricHwErrors                                     metricHwErrors
+	metricHwPhysicalDiskEnduranceUtilization           metricHwPhysicalDiskEnduranceUtilization
+	metricHwPhysicalDiskSize                           metricHwPhysicalDiskSize
+	metricHwPhysicalDiskSmart                          metricHwPhysicalDiskSmart
+	metricHwStatus                                     metricHwStatus
+	metricHwTemperature                                metricHwTemperature
+	metricHwTemperatureLimit                           metricHwTemperatureLimit
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -4156,65 +4156,65 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:        mbc,
-		startTime:     pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer: pmetric.NewMetrics(),
-		buildInfo:     settings.BuildInfo,
-		metricDiskHealthSmartDriveDatabaseEntries: newMetricDiskHealthSmartDriveDatabaseEntries(mbc.Metrics.DiskHealthSmartDriveDatabaseEntries),
-		metricHwErrors:                             newMetricHwErrors(mbc.Metrics.HwErrors),
-		metricHwPhysicalDiskBadBlocks:              newMetricHwPhysicalDiskBadBlocks(mbc.Metrics.HwPhysicalDiskBadBlocks),
-		metricHwPhysicalDiskCapacitorHealth:        newMetricHwPhysicalDiskCapacitorHealth(mbc.Metrics.HwPhysicalDiskCapacitorHealth),
-		metricHwPhysicalDiskCloudIo:                newMetricHwPhysicalDiskCloudIo(mbc.Metrics.HwPhysicalDiskCloudIo),
-		metricHwPhysicalDiskCloudLimitUtilization:  newMetricHwPhysicalDiskCloudLimitUtilization(mbc.Metrics.HwPhysicalDiskCloudLimitUtilization),
-		metricHwPhysicalDiskCloudLimitExceededTime: newMetricHwPhysicalDiskCloudLimitExceededTime(mbc.Metrics.HwPhysicalDiskCloudLimitExceededTime),
-		metricHwPhysicalDiskCloudOperationTime:     newMetricHwPhysicalDiskCloudOperationTime(mbc.Metrics.HwPhysicalDiskCloudOperationTime),
-		metricHwPhysicalDiskCloudOperations:        newMetricHwPhysicalDiskCloudOperations(mbc.Metrics.HwPhysicalDiskCloudOperations),
-		metricHwPhysicalDiskCloudQueueLength:       newMetricHwPhysicalDiskCloudQueueLength(mbc.Metrics.HwPhysicalDiskCloudQueueLength),
-		metricHwPhysicalDiskEnduranceUtilization:   newMetricHwPhysicalDiskEnduranceUtilization(mbc.Metrics.HwPhysicalDiskEnduranceUtilization),
-		metricHwPhysicalDiskIo:                     newMetricHwPhysicalDiskIo(mbc.Metrics.HwPhysicalDiskIo),
-		metricHwPhysicalDiskMediaDiesOffline:       newMetricHwPhysicalDiskMediaDiesOffline(mbc.Metrics.HwPhysicalDiskMediaDiesOffline),
-		metricHwPhysicalDiskMediaIo:                newMetricHwPhysicalDiskMediaIo(mbc.Metrics.HwPhysicalDiskMediaIo),
-		metricHwPhysicalDiskNvmeCriticalWarning:    newMetricHwPhysicalDiskNvmeCriticalWarning(mbc.Metrics.HwPhysicalDiskNvmeCriticalWarning),
-		metricHwPhysicalDiskNvmeTelemetryAvailable: newMetricHwPhysicalDiskNvmeTelemetryAvailable(mbc.Metrics.HwPhysicalDiskNvmeTelemetryAvailable),
-		metricHwPhysicalDiskOcpErrors:              newMetricHwPhysicalDiskOcpErrors(mbc.Metrics.HwPhysicalDiskOcpErrors),
-		metricHwPhysicalDiskPowerCycles:            newMetricHwPhysicalDiskPowerCycles(mbc.Metrics.HwPhysicalDiskPowerCycles),
-		metricHwPhysicalDiskPowerOnTime:            newMetricHwPhysicalDiskPowerOnTime(mbc.Metrics.HwPhysicalDiskPowerOnTime),
-		metricHwPhysicalDiskSize:                   newMetricHwPhysicalDiskSize(mbc.Metrics.HwPhysicalDiskSize),
-		metricHwPhysicalDiskSmart:                  newMetricHwPhysicalDiskSmart(mbc.Metrics.HwPhysicalDiskSmart),
-		metricHwPhysicalDiskSmartLogReadStatus:     newMetricHwPhysicalDiskSmartLogReadStatus(mbc.Metrics.HwPhysicalDiskSmartLogReadStatus),
-		metricHwPhysicalDiskSmartNormalized:        newMetricHwPhysicalDiskSmartNormalized(mbc.Metrics.HwPhysicalDiskSmartNormalized),
-		metricHwPhysicalDiskSmartReadStatus:        newMetricHwPhysicalDiskSmartReadStatus(mbc.Metrics.HwPhysicalDiskSmartReadStatus),
-		metricHwPhysicalDiskSmartReadTime:          newMetricHwPhysicalDiskSmartReadTime(mbc.Metrics.HwPhysicalDiskSmartReadTime),
-		metricHwPhysicalDiskSmartThreshold:         newMetricHwPhysicalDiskSmartThreshold(mbc.Metrics.HwPhysicalDiskSmartThreshold),
-		metricHwPhysicalDiskSmartWorst:             newMetricHwPhysicalDiskSmartWorst(mbc.Metrics.HwPhysicalDiskSmartWorst),
-		metricHwPhysicalDiskSpareAvailable:         newMetricHwPhysicalDiskSpareAvailable(mbc.Metrics.HwPhysicalDiskSpareAvailable),
-		metricHwPhysicalDiskSpareThreshold:         newMetricHwPhysicalDiskSpareThreshold(mbc.Metrics.HwPhysicalDiskSpareThreshold),
-		metricHwPhysicalDiskThrottlingEvents:       newMetricHwPhysicalDiskThrottlingEvents(mbc.Metrics.HwPhysicalDiskThrottlingEvents),
-		metricHwPhysicalDiskUnsafeShutdowns:        newMetricHwPhysicalDiskUnsafeShutdowns(mbc.Metrics.HwPhysicalDiskUnsafeShutdowns),
-		metricHwPhysicalDiskWriteAmplification:     newMetricHwPhysicalDiskWriteAmplification(mbc.Metrics.HwPhysicalDiskWriteAmplification),
-		metricHwStatus:                             newMetricHwStatus(mbc.Metrics.HwStatus),
-		metricHwTemperature:                        newMetricHwTemperature(mbc.Metrics.HwTemperature),
-		metricHwTemperatureLimit:                   newMetricHwTemperatureLimit(mbc.Metrics.HwTemperatureLimit),
-		resourceAttributeIncludeFilter:             make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:             make(map[string]filter.Filter),
+		config:                                mbc,
+		startTime:                             pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                         pmetric.NewMetrics(),
+		buildInfo:                             settings.BuildInfo,
+		metricDiskHealthPhysicalDiskBadBlocks: newMetricDiskHealthPhysicalDiskBadBlocks(mbc.Metrics.DiskHealthPhysicalDiskBadBlocks),
+		metricDiskHealthPhysicalDiskCapacitorHealth:        newMetricDiskHealthPhysicalDiskCapacitorHealth(mbc.Metrics.DiskHealthPhysicalDiskCapacitorHealth),
+		metricDiskHealthPhysicalDiskCloudIo:                newMetricDiskHealthPhysicalDiskCloudIo(mbc.Metrics.DiskHealthPhysicalDiskCloudIo),
+		metricDiskHealthPhysicalDiskCloudLimitUtilization:  newMetricDiskHealthPhysicalDiskCloudLimitUtilization(mbc.Metrics.DiskHealthPhysicalDiskCloudLimitUtilization),
+		metricDiskHealthPhysicalDiskCloudLimitExceededTime: newMetricDiskHealthPhysicalDiskCloudLimitExceededTime(mbc.Metrics.DiskHealthPhysicalDiskCloudLimitExceededTime),
+		metricDiskHealthPhysicalDiskCloudOperationTime:     newMetricDiskHealthPhysicalDiskCloudOperationTime(mbc.Metrics.DiskHealthPhysicalDiskCloudOperationTime),
+		metricDiskHealthPhysicalDiskCloudOperations:        newMetricDiskHealthPhysicalDiskCloudOperations(mbc.Metrics.DiskHealthPhysicalDiskCloudOperations),
+		metricDiskHealthPhysicalDiskCloudQueueLength:       newMetricDiskHealthPhysicalDiskCloudQueueLength(mbc.Metrics.DiskHealthPhysicalDiskCloudQueueLength),
+		metricDiskHealthPhysicalDiskIo:                     newMetricDiskHealthPhysicalDiskIo(mbc.Metrics.DiskHealthPhysicalDiskIo),
+		metricDiskHealthPhysicalDiskMediaDiesOffline:       newMetricDiskHealthPhysicalDiskMediaDiesOffline(mbc.Metrics.DiskHealthPhysicalDiskMediaDiesOffline),
+		metricDiskHealthPhysicalDiskMediaIo:                newMetricDiskHealthPhysicalDiskMediaIo(mbc.Metrics.DiskHealthPhysicalDiskMediaIo),
+		metricDiskHealthPhysicalDiskNvmeCriticalWarning:    newMetricDiskHealthPhysicalDiskNvmeCriticalWarning(mbc.Metrics.DiskHealthPhysicalDiskNvmeCriticalWarning),
+		metricDiskHealthPhysicalDiskNvmeTelemetryAvailable: newMetricDiskHealthPhysicalDiskNvmeTelemetryAvailable(mbc.Metrics.DiskHealthPhysicalDiskNvmeTelemetryAvailable),
+		metricDiskHealthPhysicalDiskOcpErrors:              newMetricDiskHealthPhysicalDiskOcpErrors(mbc.Metrics.DiskHealthPhysicalDiskOcpErrors),
+		metricDiskHealthPhysicalDiskPowerCycles:            newMetricDiskHealthPhysicalDiskPowerCycles(mbc.Metrics.DiskHealthPhysicalDiskPowerCycles),
+		metricDiskHealthPhysicalDiskPowerOnTime:            newMetricDiskHealthPhysicalDiskPowerOnTime(mbc.Metrics.DiskHealthPhysicalDiskPowerOnTime),
+		metricDiskHealthPhysicalDiskSmartLogReadStatus:     newMetricDiskHealthPhysicalDiskSmartLogReadStatus(mbc.Metrics.DiskHealthPhysicalDiskSmartLogReadStatus),
+		metricDiskHealthPhysicalDiskSmartNormalized:        newMetricDiskHealthPhysicalDiskSmartNormalized(mbc.Metrics.DiskHealthPhysicalDiskSmartNormalized),
+		metricDiskHealthPhysicalDiskSmartReadStatus:        newMetricDiskHealthPhysicalDiskSmartReadStatus(mbc.Metrics.DiskHealthPhysicalDiskSmartReadStatus),
+		metricDiskHealthPhysicalDiskSmartReadTime:          newMetricDiskHealthPhysicalDiskSmartReadTime(mbc.Metrics.DiskHealthPhysicalDiskSmartReadTime),
+		metricDiskHealthPhysicalDiskSmartThreshold:         newMetricDiskHealthPhysicalDiskSmartThreshold(mbc.Metrics.DiskHealthPhysicalDiskSmartThreshold),
+		metricDiskHealthPhysicalDiskSmartWorst:             newMetricDiskHealthPhysicalDiskSmartWorst(mbc.Metrics.DiskHealthPhysicalDiskSmartWorst),
+		metricDiskHealthPhysicalDiskSpareAvailable:         newMetricDiskHealthPhysicalDiskSpareAvailable(mbc.Metrics.DiskHealthPhysicalDiskSpareAvailable),
+		metricDiskHealthPhysicalDiskSpareThreshold:         newMetricDiskHealthPhysicalDiskSpareThreshold(mbc.Metrics.DiskHealthPhysicalDiskSpareThreshold),
+		metricDiskHealthPhysicalDiskThrottlingEvents:       newMetricDiskHealthPhysicalDiskThrottlingEvents(mbc.Metrics.DiskHealthPhysicalDiskThrottlingEvents),
+		metricDiskHealthPhysicalDiskUnsafeShutdowns:        newMetricDiskHealthPhysicalDiskUnsafeShutdowns(mbc.Metrics.DiskHealthPhysicalDiskUnsafeShutdowns),
+		metricDiskHealthPhysicalDiskWriteAmplification:     newMetricDiskHealthPhysicalDiskWriteAmplification(mbc.Metrics.DiskHealthPhysicalDiskWriteAmplification),
+		metricDiskHealthSmartDriveDatabaseEntries:          newMetricDiskHealthSmartDriveDatabaseEntries(mbc.Metrics.DiskHealthSmartDriveDatabaseEntries),
+		metricHwErrors:                           newMetricHwErrors(mbc.Metrics.HwErrors),
+		metricHwPhysicalDiskEnduranceUtilization: newMetricHwPhysicalDiskEnduranceUtilization(mbc.Metrics.HwPhysicalDiskEnduranceUtilization),
+		metricHwPhysicalDiskSize:                 newMetricHwPhysicalDiskSize(mbc.Metrics.HwPhysicalDiskSize),
+		metricHwPhysicalDiskSmart:                newMetricHwPhysicalDiskSmart(mbc.Metrics.HwPhysicalDiskSmart),
+		metricHwStatus:                           newMetricHwStatus(mbc.Metrics.HwStatus),
+		metricHwTemperature:                      newMetricHwTemperature(mbc.Metrics.HwTemperature),
+		metricHwTemperatureLimit:                 newMetricHwTemperatureLimit(mbc.Metrics.HwTemperatureLimit),
+		resourceAttributeIncludeFilter:           make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:           make(map[string]filter.Filter),
 	}
-	if mbc.ResourceAttributes.DiskProtocol.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["disk.protocol"] = filter.CreateFilter(mbc.ResourceAttributes.DiskProtocol.MetricsInclude)
+	if mbc.ResourceAttributes.DiskHealthDiskProtocol.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["disk_health.disk.protocol"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskProtocol.MetricsInclude)
 	}
-	if mbc.ResourceAttributes.DiskProtocol.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["disk.protocol"] = filter.CreateFilter(mbc.ResourceAttributes.DiskProtocol.MetricsExclude)
+	if mbc.ResourceAttributes.DiskHealthDiskProtocol.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["disk_health.disk.protocol"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskProtocol.MetricsExclude)
 	}
-	if mbc.ResourceAttributes.DiskRotationRate.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["disk.rotation_rate"] = filter.CreateFilter(mbc.ResourceAttributes.DiskRotationRate.MetricsInclude)
+	if mbc.ResourceAttributes.DiskHealthDiskRotationRate.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["disk_health.disk.rotation_rate"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskRotationRate.MetricsInclude)
 	}
-	if mbc.ResourceAttributes.DiskRotationRate.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["disk.rotation_rate"] = filter.CreateFilter(mbc.ResourceAttributes.DiskRotationRate.MetricsExclude)
+	if mbc.ResourceAttributes.DiskHealthDiskRotationRate.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["disk_health.disk.rotation_rate"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskRotationRate.MetricsExclude)
 	}
-	if mbc.ResourceAttributes.DiskWwn.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["disk.wwn"] = filter.CreateFilter(mbc.ResourceAttributes.DiskWwn.MetricsInclude)
+	if mbc.ResourceAttributes.DiskHealthDiskWwn.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["disk_health.disk.wwn"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskWwn.MetricsInclude)
 	}
-	if mbc.ResourceAttributes.DiskWwn.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["disk.wwn"] = filter.CreateFilter(mbc.ResourceAttributes.DiskWwn.MetricsExclude)
+	if mbc.ResourceAttributes.DiskHealthDiskWwn.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["disk_health.disk.wwn"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskWwn.MetricsExclude)
 	}
 	if mbc.ResourceAttributes.HwFirmwareVersion.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["hw.firmware_version"] = filter.CreateFilter(mbc.ResourceAttributes.HwFirmwareVersion.MetricsInclude)
@@ -4328,38 +4328,38 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricDiskHealthPhysicalDiskBadBlocks.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskCapacitorHealth.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskCloudIo.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskCloudLimitUtilization.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskCloudLimitExceededTime.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskCloudOperationTime.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskCloudOperations.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskCloudQueueLength.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskIo.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskMediaDiesOffline.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskMediaIo.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskNvmeCriticalWarning.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskNvmeTelemetryAvailable.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskOcpErrors.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskPowerCycles.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskPowerOnTime.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskSmartLogReadStatus.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskSmartNormalized.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskSmartReadStatus.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskSmartReadTime.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskSmartThreshold.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskSmartWorst.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskSpareAvailable.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskSpareThreshold.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskThrottlingEvents.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskUnsafeShutdowns.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskWriteAmplification.emit(ils.Metrics())
 	mb.metricDiskHealthSmartDriveDatabaseEntries.emit(ils.Metrics())
 	mb.metricHwErrors.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskBadBlocks.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskCapacitorHealth.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskCloudIo.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskCloudLimitUtilization.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskCloudLimitExceededTime.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskCloudOperationTime.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskCloudOperations.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskCloudQueueLength.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskEnduranceUtilization.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskIo.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskMediaDiesOffline.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskMediaIo.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskNvmeCriticalWarning.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskNvmeTelemetryAvailable.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskOcpErrors.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskPowerCycles.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskPowerOnTime.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskSize.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskSmart.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskSmartLogReadStatus.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskSmartNormalized.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskSmartReadStatus.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskSmartReadTime.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskSmartThreshold.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskSmartWorst.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskSpareAvailable.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskSpareThreshold.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskThrottlingEvents.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskUnsafeShutdowns.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskWriteAmplification.emit(ils.Metrics())
 	mb.metricHwStatus.emit(ils.Metrics())
 	mb.metricHwTemperature.emit(ils.Metrics())
 	mb.metricHwTemperatureLimit.emit(ils.Metrics())
@@ -4394,6 +4394,141 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	return metrics
 }
 
+// RecordDiskHealthPhysicalDiskBadBlocksDataPoint adds a data point to disk_health.physical_disk.bad_blocks metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskBadBlocksDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskHealthPhysicalDiskBlockAreaAttributeValue AttributeDiskHealthPhysicalDiskBlockArea) {
+	mb.metricDiskHealthPhysicalDiskBadBlocks.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskHealthPhysicalDiskBlockAreaAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskCapacitorHealthDataPoint adds a data point to disk_health.physical_disk.capacitor.health metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskCapacitorHealthDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthPhysicalDiskCapacitorHealth.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskCloudIoDataPoint adds a data point to disk_health.physical_disk.cloud.io metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskCloudIoDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricDiskHealthPhysicalDiskCloudIo.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskCloudLimitUtilizationDataPoint adds a data point to disk_health.physical_disk.cloud.limit.utilization metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskCloudLimitUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskHealthPhysicalDiskCloudLimitAttributeValue AttributeDiskHealthPhysicalDiskCloudLimit) {
+	mb.metricDiskHealthPhysicalDiskCloudLimitUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskHealthPhysicalDiskCloudLimitAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskCloudLimitExceededTimeDataPoint adds a data point to disk_health.physical_disk.cloud.limit_exceeded.time metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskCloudLimitExceededTimeDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskHealthPhysicalDiskCloudLimitAttributeValue AttributeDiskHealthPhysicalDiskCloudLimit) {
+	mb.metricDiskHealthPhysicalDiskCloudLimitExceededTime.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskHealthPhysicalDiskCloudLimitAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskCloudOperationTimeDataPoint adds a data point to disk_health.physical_disk.cloud.operation.time metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskCloudOperationTimeDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricDiskHealthPhysicalDiskCloudOperationTime.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskCloudOperationsDataPoint adds a data point to disk_health.physical_disk.cloud.operations metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskCloudOperationsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricDiskHealthPhysicalDiskCloudOperations.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskCloudQueueLengthDataPoint adds a data point to disk_health.physical_disk.cloud.queue_length metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskCloudQueueLengthDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthPhysicalDiskCloudQueueLength.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskIoDataPoint adds a data point to disk_health.physical_disk.io metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskIoDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricDiskHealthPhysicalDiskIo.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskMediaDiesOfflineDataPoint adds a data point to disk_health.physical_disk.media.dies_offline metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskMediaDiesOfflineDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthPhysicalDiskMediaDiesOffline.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskMediaIoDataPoint adds a data point to disk_health.physical_disk.media.io metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskMediaIoDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricDiskHealthPhysicalDiskMediaIo.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskNvmeCriticalWarningDataPoint adds a data point to disk_health.physical_disk.nvme.critical_warning metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskNvmeCriticalWarningDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, nvmeCriticalWarningAttributeValue AttributeNvmeCriticalWarning) {
+	mb.metricDiskHealthPhysicalDiskNvmeCriticalWarning.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), nvmeCriticalWarningAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskNvmeTelemetryAvailableDataPoint adds a data point to disk_health.physical_disk.nvme.telemetry.available metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskNvmeTelemetryAvailableDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthPhysicalDiskNvmeTelemetryAvailable.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskOcpErrorsDataPoint adds a data point to disk_health.physical_disk.ocp.errors metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskOcpErrorsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskHealthPhysicalDiskOcpErrorTypeAttributeValue AttributeDiskHealthPhysicalDiskOcpErrorType) {
+	mb.metricDiskHealthPhysicalDiskOcpErrors.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskHealthPhysicalDiskOcpErrorTypeAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskPowerCyclesDataPoint adds a data point to disk_health.physical_disk.power_cycles metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskPowerCyclesDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthPhysicalDiskPowerCycles.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskPowerOnTimeDataPoint adds a data point to disk_health.physical_disk.power_on_time metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskPowerOnTimeDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthPhysicalDiskPowerOnTime.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskSmartLogReadStatusDataPoint adds a data point to disk_health.physical_disk.smart.log.read.status metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskSmartLogReadStatusDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, nvmeLogAttributeValue AttributeNvmeLog, smartReadStatusAttributeValue AttributeSmartReadStatus) {
+	mb.metricDiskHealthPhysicalDiskSmartLogReadStatus.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), nvmeLogAttributeValue.String(), smartReadStatusAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskSmartNormalizedDataPoint adds a data point to disk_health.physical_disk.smart.normalized metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskSmartNormalizedDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskSmartAttributeAttributeValue string, diskHealthSmartAttributeIDAttributeValue int64) {
+	mb.metricDiskHealthPhysicalDiskSmartNormalized.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskSmartAttributeAttributeValue, diskHealthSmartAttributeIDAttributeValue)
+}
+
+// RecordDiskHealthPhysicalDiskSmartReadStatusDataPoint adds a data point to disk_health.physical_disk.smart.read.status metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskSmartReadStatusDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, smartReadStatusAttributeValue AttributeSmartReadStatus) {
+	mb.metricDiskHealthPhysicalDiskSmartReadStatus.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), smartReadStatusAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskSmartReadTimeDataPoint adds a data point to disk_health.physical_disk.smart.read.time metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskSmartReadTimeDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthPhysicalDiskSmartReadTime.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskSmartThresholdDataPoint adds a data point to disk_health.physical_disk.smart.threshold metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskSmartThresholdDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskSmartAttributeAttributeValue string, diskHealthSmartAttributeIDAttributeValue int64) {
+	mb.metricDiskHealthPhysicalDiskSmartThreshold.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskSmartAttributeAttributeValue, diskHealthSmartAttributeIDAttributeValue)
+}
+
+// RecordDiskHealthPhysicalDiskSmartWorstDataPoint adds a data point to disk_health.physical_disk.smart.worst metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskSmartWorstDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskSmartAttributeAttributeValue string, diskHealthSmartAttributeIDAttributeValue int64) {
+	mb.metricDiskHealthPhysicalDiskSmartWorst.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskSmartAttributeAttributeValue, diskHealthSmartAttributeIDAttributeValue)
+}
+
+// RecordDiskHealthPhysicalDiskSpareAvailableDataPoint adds a data point to disk_health.physical_disk.spare.available metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskSpareAvailableDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthPhysicalDiskSpareAvailable.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskSpareThresholdDataPoint adds a data point to disk_health.physical_disk.spare.threshold metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskSpareThresholdDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthPhysicalDiskSpareThreshold.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskThrottlingEventsDataPoint adds a data point to disk_health.physical_disk.throttling.events metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskThrottlingEventsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthPhysicalDiskThrottlingEvents.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskUnsafeShutdownsDataPoint adds a data point to disk_health.physical_disk.unsafe_shutdowns metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskUnsafeShutdownsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthPhysicalDiskUnsafeShutdowns.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordDiskHealthPhysicalDiskWriteAmplificationDataPoint adds a data point to disk_health.physical_disk.write_amplification metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskWriteAmplificationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthPhysicalDiskWriteAmplification.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
 // RecordDiskHealthSmartDriveDatabaseEntriesDataPoint adds a data point to disk_health.smart.drive_database.entries metric.
 func (mb *MetricsBuilder) RecordDiskHealthSmartDriveDatabaseEntriesDataPoint(ts pcommon.Timestamp, val int64, diskHealthDriveDatabaseSourceAttributeValue AttributeDiskHealthDriveDatabaseSource, diskHealthDriveDatabaseVersionAttributeValue string, diskHealthDriveDatabaseLocalAdditionsAttributeValue bool) {
 	mb.metricDiskHealthSmartDriveDatabaseEntries.recordDataPoint(mb.startTime, ts, val, diskHealthDriveDatabaseSourceAttributeValue.String(), diskHealthDriveDatabaseVersionAttributeValue, diskHealthDriveDatabaseLocalAdditionsAttributeValue)
@@ -4404,89 +4539,9 @@ func (mb *MetricsBuilder) RecordHwErrorsDataPoint(ts pcommon.Timestamp, val int6
 	mb.metricHwErrors.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), errorTypeAttributeValue.String())
 }
 
-// RecordHwPhysicalDiskBadBlocksDataPoint adds a data point to hw.physical_disk.bad_blocks metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskBadBlocksDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskBlockAreaAttributeValue AttributeHwPhysicalDiskBlockArea) {
-	mb.metricHwPhysicalDiskBadBlocks.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskBlockAreaAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskCapacitorHealthDataPoint adds a data point to hw.physical_disk.capacitor.health metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskCapacitorHealthDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwPhysicalDiskCapacitorHealth.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskCloudIoDataPoint adds a data point to hw.physical_disk.cloud.io metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskCloudIoDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
-	mb.metricHwPhysicalDiskCloudIo.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskCloudLimitUtilizationDataPoint adds a data point to hw.physical_disk.cloud.limit.utilization metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskCloudLimitUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskCloudLimitAttributeValue AttributeHwPhysicalDiskCloudLimit) {
-	mb.metricHwPhysicalDiskCloudLimitUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskCloudLimitAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskCloudLimitExceededTimeDataPoint adds a data point to hw.physical_disk.cloud.limit_exceeded.time metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskCloudLimitExceededTimeDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskCloudLimitAttributeValue AttributeHwPhysicalDiskCloudLimit) {
-	mb.metricHwPhysicalDiskCloudLimitExceededTime.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskCloudLimitAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskCloudOperationTimeDataPoint adds a data point to hw.physical_disk.cloud.operation.time metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskCloudOperationTimeDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
-	mb.metricHwPhysicalDiskCloudOperationTime.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskCloudOperationsDataPoint adds a data point to hw.physical_disk.cloud.operations metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskCloudOperationsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
-	mb.metricHwPhysicalDiskCloudOperations.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskCloudQueueLengthDataPoint adds a data point to hw.physical_disk.cloud.queue_length metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskCloudQueueLengthDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwPhysicalDiskCloudQueueLength.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
-}
-
 // RecordHwPhysicalDiskEnduranceUtilizationDataPoint adds a data point to hw.physical_disk.endurance_utilization metric.
 func (mb *MetricsBuilder) RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskStateAttributeValue AttributeHwPhysicalDiskState) {
 	mb.metricHwPhysicalDiskEnduranceUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskStateAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskIoDataPoint adds a data point to hw.physical_disk.io metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskIoDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
-	mb.metricHwPhysicalDiskIo.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskMediaDiesOfflineDataPoint adds a data point to hw.physical_disk.media.dies_offline metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskMediaDiesOfflineDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwPhysicalDiskMediaDiesOffline.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskMediaIoDataPoint adds a data point to hw.physical_disk.media.io metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskMediaIoDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
-	mb.metricHwPhysicalDiskMediaIo.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskNvmeCriticalWarningDataPoint adds a data point to hw.physical_disk.nvme.critical_warning metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, nvmeCriticalWarningAttributeValue AttributeNvmeCriticalWarning) {
-	mb.metricHwPhysicalDiskNvmeCriticalWarning.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), nvmeCriticalWarningAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskNvmeTelemetryAvailableDataPoint adds a data point to hw.physical_disk.nvme.telemetry.available metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskNvmeTelemetryAvailableDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwPhysicalDiskNvmeTelemetryAvailable.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskOcpErrorsDataPoint adds a data point to hw.physical_disk.ocp.errors metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskOcpErrorsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskOcpErrorTypeAttributeValue AttributeHwPhysicalDiskOcpErrorType) {
-	mb.metricHwPhysicalDiskOcpErrors.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskOcpErrorTypeAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskPowerCyclesDataPoint adds a data point to hw.physical_disk.power_cycles metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskPowerCyclesDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwPhysicalDiskPowerCycles.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskPowerOnTimeDataPoint adds a data point to hw.physical_disk.power_on_time metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskPowerOnTimeDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwPhysicalDiskPowerOnTime.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwPhysicalDiskSizeDataPoint adds a data point to hw.physical_disk.size metric.
@@ -4495,63 +4550,8 @@ func (mb *MetricsBuilder) RecordHwPhysicalDiskSizeDataPoint(ts pcommon.Timestamp
 }
 
 // RecordHwPhysicalDiskSmartDataPoint adds a data point to hw.physical_disk.smart metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
-	mb.metricHwPhysicalDiskSmart.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
-}
-
-// RecordHwPhysicalDiskSmartLogReadStatusDataPoint adds a data point to hw.physical_disk.smart.log.read.status metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartLogReadStatusDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, nvmeLogAttributeValue AttributeNvmeLog, smartReadStatusAttributeValue AttributeSmartReadStatus) {
-	mb.metricHwPhysicalDiskSmartLogReadStatus.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), nvmeLogAttributeValue.String(), smartReadStatusAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskSmartNormalizedDataPoint adds a data point to hw.physical_disk.smart.normalized metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartNormalizedDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
-	mb.metricHwPhysicalDiskSmartNormalized.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
-}
-
-// RecordHwPhysicalDiskSmartReadStatusDataPoint adds a data point to hw.physical_disk.smart.read.status metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartReadStatusDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, smartReadStatusAttributeValue AttributeSmartReadStatus) {
-	mb.metricHwPhysicalDiskSmartReadStatus.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), smartReadStatusAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskSmartReadTimeDataPoint adds a data point to hw.physical_disk.smart.read.time metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartReadTimeDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwPhysicalDiskSmartReadTime.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskSmartThresholdDataPoint adds a data point to hw.physical_disk.smart.threshold metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartThresholdDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
-	mb.metricHwPhysicalDiskSmartThreshold.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
-}
-
-// RecordHwPhysicalDiskSmartWorstDataPoint adds a data point to hw.physical_disk.smart.worst metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartWorstDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
-	mb.metricHwPhysicalDiskSmartWorst.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
-}
-
-// RecordHwPhysicalDiskSpareAvailableDataPoint adds a data point to hw.physical_disk.spare.available metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSpareAvailableDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwPhysicalDiskSpareAvailable.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskSpareThresholdDataPoint adds a data point to hw.physical_disk.spare.threshold metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSpareThresholdDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwPhysicalDiskSpareThreshold.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskThrottlingEventsDataPoint adds a data point to hw.physical_disk.throttling.events metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskThrottlingEventsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwPhysicalDiskThrottlingEvents.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskUnsafeShutdownsDataPoint adds a data point to hw.physical_disk.unsafe_shutdowns metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskUnsafeShutdownsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwPhysicalDiskUnsafeShutdowns.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
-}
-
-// RecordHwPhysicalDiskWriteAmplificationDataPoint adds a data point to hw.physical_disk.write_amplification metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskWriteAmplificationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwPhysicalDiskWriteAmplification.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskSmartAttributeAttributeValue string, diskHealthSmartAttributeIDAttributeValue int64) {
+	mb.metricHwPhysicalDiskSmart.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskSmartAttributeAttributeValue, diskHealthSmartAttributeIDAttributeValue)
 }
 
 // RecordHwStatusDataPoint adds a data point to hw.status metric.

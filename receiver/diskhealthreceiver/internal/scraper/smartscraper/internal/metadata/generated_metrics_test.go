@@ -67,38 +67,38 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["disk_health.physical_disk.bad_blocks"] = mb.metricDiskHealthPhysicalDiskBadBlocks.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.capacitor.health"] = mb.metricDiskHealthPhysicalDiskCapacitorHealth.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.cloud.io"] = mb.metricDiskHealthPhysicalDiskCloudIo.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.cloud.limit.utilization"] = mb.metricDiskHealthPhysicalDiskCloudLimitUtilization.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.cloud.limit_exceeded.time"] = mb.metricDiskHealthPhysicalDiskCloudLimitExceededTime.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.cloud.operation.time"] = mb.metricDiskHealthPhysicalDiskCloudOperationTime.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.cloud.operations"] = mb.metricDiskHealthPhysicalDiskCloudOperations.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.cloud.queue_length"] = mb.metricDiskHealthPhysicalDiskCloudQueueLength.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.io"] = mb.metricDiskHealthPhysicalDiskIo.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.media.dies_offline"] = mb.metricDiskHealthPhysicalDiskMediaDiesOffline.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.media.io"] = mb.metricDiskHealthPhysicalDiskMediaIo.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.nvme.critical_warning"] = mb.metricDiskHealthPhysicalDiskNvmeCriticalWarning.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.nvme.telemetry.available"] = mb.metricDiskHealthPhysicalDiskNvmeTelemetryAvailable.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.ocp.errors"] = mb.metricDiskHealthPhysicalDiskOcpErrors.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.power_cycles"] = mb.metricDiskHealthPhysicalDiskPowerCycles.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.power_on_time"] = mb.metricDiskHealthPhysicalDiskPowerOnTime.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.smart.log.read.status"] = mb.metricDiskHealthPhysicalDiskSmartLogReadStatus.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.smart.normalized"] = mb.metricDiskHealthPhysicalDiskSmartNormalized.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.smart.read.status"] = mb.metricDiskHealthPhysicalDiskSmartReadStatus.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.smart.read.time"] = mb.metricDiskHealthPhysicalDiskSmartReadTime.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.smart.threshold"] = mb.metricDiskHealthPhysicalDiskSmartThreshold.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.smart.worst"] = mb.metricDiskHealthPhysicalDiskSmartWorst.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.spare.available"] = mb.metricDiskHealthPhysicalDiskSpareAvailable.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.spare.threshold"] = mb.metricDiskHealthPhysicalDiskSpareThreshold.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.throttling.events"] = mb.metricDiskHealthPhysicalDiskThrottlingEvents.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.unsafe_shutdowns"] = mb.metricDiskHealthPhysicalDiskUnsafeShutdowns.config.AggregationStrategy
+			aggMap["disk_health.physical_disk.write_amplification"] = mb.metricDiskHealthPhysicalDiskWriteAmplification.config.AggregationStrategy
 			aggMap["disk_health.smart.drive_database.entries"] = mb.metricDiskHealthSmartDriveDatabaseEntries.config.AggregationStrategy
 			aggMap["hw.errors"] = mb.metricHwErrors.config.AggregationStrategy
-			aggMap["hw.physical_disk.bad_blocks"] = mb.metricHwPhysicalDiskBadBlocks.config.AggregationStrategy
-			aggMap["hw.physical_disk.capacitor.health"] = mb.metricHwPhysicalDiskCapacitorHealth.config.AggregationStrategy
-			aggMap["hw.physical_disk.cloud.io"] = mb.metricHwPhysicalDiskCloudIo.config.AggregationStrategy
-			aggMap["hw.physical_disk.cloud.limit.utilization"] = mb.metricHwPhysicalDiskCloudLimitUtilization.config.AggregationStrategy
-			aggMap["hw.physical_disk.cloud.limit_exceeded.time"] = mb.metricHwPhysicalDiskCloudLimitExceededTime.config.AggregationStrategy
-			aggMap["hw.physical_disk.cloud.operation.time"] = mb.metricHwPhysicalDiskCloudOperationTime.config.AggregationStrategy
-			aggMap["hw.physical_disk.cloud.operations"] = mb.metricHwPhysicalDiskCloudOperations.config.AggregationStrategy
-			aggMap["hw.physical_disk.cloud.queue_length"] = mb.metricHwPhysicalDiskCloudQueueLength.config.AggregationStrategy
 			aggMap["hw.physical_disk.endurance_utilization"] = mb.metricHwPhysicalDiskEnduranceUtilization.config.AggregationStrategy
-			aggMap["hw.physical_disk.io"] = mb.metricHwPhysicalDiskIo.config.AggregationStrategy
-			aggMap["hw.physical_disk.media.dies_offline"] = mb.metricHwPhysicalDiskMediaDiesOffline.config.AggregationStrategy
-			aggMap["hw.physical_disk.media.io"] = mb.metricHwPhysicalDiskMediaIo.config.AggregationStrategy
-			aggMap["hw.physical_disk.nvme.critical_warning"] = mb.metricHwPhysicalDiskNvmeCriticalWarning.config.AggregationStrategy
-			aggMap["hw.physical_disk.nvme.telemetry.available"] = mb.metricHwPhysicalDiskNvmeTelemetryAvailable.config.AggregationStrategy
-			aggMap["hw.physical_disk.ocp.errors"] = mb.metricHwPhysicalDiskOcpErrors.config.AggregationStrategy
-			aggMap["hw.physical_disk.power_cycles"] = mb.metricHwPhysicalDiskPowerCycles.config.AggregationStrategy
-			aggMap["hw.physical_disk.power_on_time"] = mb.metricHwPhysicalDiskPowerOnTime.config.AggregationStrategy
 			aggMap["hw.physical_disk.size"] = mb.metricHwPhysicalDiskSize.config.AggregationStrategy
 			aggMap["hw.physical_disk.smart"] = mb.metricHwPhysicalDiskSmart.config.AggregationStrategy
-			aggMap["hw.physical_disk.smart.log.read.status"] = mb.metricHwPhysicalDiskSmartLogReadStatus.config.AggregationStrategy
-			aggMap["hw.physical_disk.smart.normalized"] = mb.metricHwPhysicalDiskSmartNormalized.config.AggregationStrategy
-			aggMap["hw.physical_disk.smart.read.status"] = mb.metricHwPhysicalDiskSmartReadStatus.config.AggregationStrategy
-			aggMap["hw.physical_disk.smart.read.time"] = mb.metricHwPhysicalDiskSmartReadTime.config.AggregationStrategy
-			aggMap["hw.physical_disk.smart.threshold"] = mb.metricHwPhysicalDiskSmartThreshold.config.AggregationStrategy
-			aggMap["hw.physical_disk.smart.worst"] = mb.metricHwPhysicalDiskSmartWorst.config.AggregationStrategy
-			aggMap["hw.physical_disk.spare.available"] = mb.metricHwPhysicalDiskSpareAvailable.config.AggregationStrategy
-			aggMap["hw.physical_disk.spare.threshold"] = mb.metricHwPhysicalDiskSpareThreshold.config.AggregationStrategy
-			aggMap["hw.physical_disk.throttling.events"] = mb.metricHwPhysicalDiskThrottlingEvents.config.AggregationStrategy
-			aggMap["hw.physical_disk.unsafe_shutdowns"] = mb.metricHwPhysicalDiskUnsafeShutdowns.config.AggregationStrategy
-			aggMap["hw.physical_disk.write_amplification"] = mb.metricHwPhysicalDiskWriteAmplification.config.AggregationStrategy
 			aggMap["hw.status"] = mb.metricHwStatus.config.AggregationStrategy
 			aggMap["hw.temperature"] = mb.metricHwTemperature.config.AggregationStrategy
 			aggMap["hw.temperature.limit"] = mb.metricHwTemperatureLimit.config.AggregationStrategy
@@ -110,6 +110,168 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskBadBlocksDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskHealthPhysicalDiskBlockAreaUser)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskBadBlocksDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskHealthPhysicalDiskBlockAreaSystem)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskCapacitorHealthDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskCapacitorHealthDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskCloudIoDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskCloudIoDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskCloudLimitUtilizationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskHealthPhysicalDiskCloudLimitVolumeIops)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskCloudLimitUtilizationDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskHealthPhysicalDiskCloudLimitVolumeThroughput)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskCloudLimitExceededTimeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskHealthPhysicalDiskCloudLimitVolumeIops)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskCloudLimitExceededTimeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskHealthPhysicalDiskCloudLimitVolumeThroughput)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskCloudOperationTimeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskCloudOperationTimeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskCloudOperationsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskCloudOperationsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskCloudQueueLengthDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskCloudQueueLengthDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskIoDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskIoDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskMediaDiesOfflineDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskMediaDiesOfflineDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskMediaIoDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskMediaIoDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskNvmeCriticalWarningDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeNvmeCriticalWarningSpareBelowThreshold)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskNvmeCriticalWarningDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeNvmeCriticalWarningTemperature)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskNvmeTelemetryAvailableDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskNvmeTelemetryAvailableDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskOcpErrorsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskHealthPhysicalDiskOcpErrorTypeXorRecovery)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskOcpErrorsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskHealthPhysicalDiskOcpErrorTypeUncorrectableRead)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskPowerCyclesDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskPowerCyclesDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskPowerOnTimeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskPowerOnTimeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskSmartLogReadStatusDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeNvmeLogErrorInformation, AttributeSmartReadStatusOk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskSmartLogReadStatusDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeNvmeLogTelemetryController, AttributeSmartReadStatusStandbySkipped)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskSmartNormalizedDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val", 30)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskSmartNormalizedDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val-2", 31)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskSmartReadStatusDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeSmartReadStatusOk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskSmartReadStatusDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeSmartReadStatusStandbySkipped)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskSmartReadTimeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskSmartReadTimeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskSmartThresholdDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val", 30)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskSmartThresholdDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val-2", 31)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskSmartWorstDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val", 30)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskSmartWorstDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val-2", 31)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskSpareAvailableDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskSpareAvailableDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskSpareThresholdDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskSpareThresholdDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskThrottlingEventsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskThrottlingEventsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskUnsafeShutdownsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskUnsafeShutdownsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthPhysicalDiskWriteAmplificationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthPhysicalDiskWriteAmplificationDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordDiskHealthSmartDriveDatabaseEntriesDataPoint(ts, 1, AttributeDiskHealthDriveDatabaseSourceConfigured, "disk_health.drive_database.version-val", true)
@@ -124,105 +286,9 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPhysicalDiskBadBlocksDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskBlockAreaUser)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskBadBlocksDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskBlockAreaSystem)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskCapacitorHealthDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskCapacitorHealthDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskCloudIoDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionRead)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskCloudIoDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionWrite)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskCloudLimitUtilizationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskCloudLimitVolumeIops)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskCloudLimitUtilizationDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskCloudLimitVolumeThroughput)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskCloudLimitExceededTimeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskCloudLimitVolumeIops)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskCloudLimitExceededTimeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskCloudLimitVolumeThroughput)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskCloudOperationTimeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionRead)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskCloudOperationTimeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionWrite)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskCloudOperationsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionRead)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskCloudOperationsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionWrite)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskCloudQueueLengthDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskCloudQueueLengthDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
 			mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskStateRemaining)
 			if tt.name == "reaggregate_set" {
 				mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskStateRemaining)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskIoDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionRead)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskIoDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionWrite)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskMediaDiesOfflineDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskMediaDiesOfflineDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskMediaIoDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionRead)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskMediaIoDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionWrite)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeNvmeCriticalWarningSpareBelowThreshold)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeNvmeCriticalWarningTemperature)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskNvmeTelemetryAvailableDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskNvmeTelemetryAvailableDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskOcpErrorsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskOcpErrorTypeXorRecovery)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskOcpErrorsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskOcpErrorTypeUncorrectableRead)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskPowerCyclesDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskPowerCyclesDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskPowerOnTimeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskPowerOnTimeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -232,75 +298,9 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPhysicalDiskSmartDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val", 18)
+			mb.RecordHwPhysicalDiskSmartDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val", 30)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskSmartDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val-2", 19)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskSmartLogReadStatusDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeNvmeLogErrorInformation, AttributeSmartReadStatusOk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskSmartLogReadStatusDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeNvmeLogTelemetryController, AttributeSmartReadStatusStandbySkipped)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskSmartNormalizedDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val", 18)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskSmartNormalizedDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val-2", 19)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskSmartReadStatusDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeSmartReadStatusOk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskSmartReadStatusDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeSmartReadStatusStandbySkipped)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskSmartReadTimeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskSmartReadTimeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskSmartThresholdDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val", 18)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskSmartThresholdDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val-2", 19)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskSmartWorstDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val", 18)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskSmartWorstDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val-2", 19)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskSpareAvailableDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskSpareAvailableDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskSpareThresholdDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskSpareThresholdDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskThrottlingEventsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskThrottlingEventsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskUnsafeShutdownsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskUnsafeShutdownsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskWriteAmplificationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskWriteAmplificationDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+				mb.RecordHwPhysicalDiskSmartDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val-2", 31)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -322,9 +322,9 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 
 			rb := mb.NewResourceBuilder()
-			rb.SetDiskProtocolAta()
-			rb.SetDiskRotationRate(18)
-			rb.SetDiskWwn("disk.wwn-val")
+			rb.SetDiskHealthDiskProtocolAta()
+			rb.SetDiskHealthDiskRotationRate(30)
+			rb.SetDiskHealthDiskWwn("disk_health.disk.wwn-val")
 			rb.SetHwFirmwareVersion("hw.firmware_version-val")
 			rb.SetHwID("hw.id-val")
 			rb.SetHwModel("hw.model-val")
@@ -335,38 +335,38 @@ func TestMetricsBuilder(t *testing.T) {
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskBadBlocks.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskCapacitorHealth.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskCloudIo.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskCloudLimitUtilization.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskCloudLimitExceededTime.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskCloudOperationTime.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskCloudOperations.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskCloudQueueLength.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskIo.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskMediaDiesOffline.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskMediaIo.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskNvmeCriticalWarning.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskNvmeTelemetryAvailable.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskOcpErrors.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskPowerCycles.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskPowerOnTime.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskSmartLogReadStatus.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskSmartNormalized.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskSmartReadStatus.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskSmartReadTime.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskSmartThreshold.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskSmartWorst.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskSpareAvailable.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskSpareThreshold.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskThrottlingEvents.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskUnsafeShutdowns.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthPhysicalDiskWriteAmplification.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthSmartDriveDatabaseEntries.aggDataPoints)
 				assert.Empty(t, mb.metricHwErrors.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskBadBlocks.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskCapacitorHealth.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskCloudIo.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskCloudLimitUtilization.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskCloudLimitExceededTime.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskCloudOperationTime.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskCloudOperations.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskCloudQueueLength.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskEnduranceUtilization.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskIo.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskMediaDiesOffline.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskMediaIo.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskNvmeCriticalWarning.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskNvmeTelemetryAvailable.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskOcpErrors.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskPowerCycles.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskPowerOnTime.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskSize.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskSmart.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskSmartLogReadStatus.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskSmartNormalized.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskSmartReadStatus.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskSmartReadTime.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskSmartThreshold.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskSmartWorst.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskSpareAvailable.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskSpareThreshold.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskThrottlingEvents.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskUnsafeShutdowns.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskWriteAmplification.aggDataPoints)
 				assert.Empty(t, mb.metricHwStatus.aggDataPoints)
 				assert.Empty(t, mb.metricHwTemperature.aggDataPoints)
 				assert.Empty(t, mb.metricHwTemperatureLimit.aggDataPoints)
@@ -397,6 +397,1499 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "disk_health.physical_disk.bad_blocks":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.bad_blocks"], "Found a duplicate in the metrics slice: disk_health.physical_disk.bad_blocks")
+						validatedMetrics["disk_health.physical_disk.bad_blocks"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bad NAND blocks the drive counts, by disk_health.physical_disk.block_area (OCP C0h raw counts). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{block}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						diskHealthPhysicalDiskBlockAreaAttrVal, ok := dp.Attributes().Get("disk_health.physical_disk.block_area")
+						assert.True(t, ok)
+						assert.Equal(t, "user", diskHealthPhysicalDiskBlockAreaAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.bad_blocks"], "Found a duplicate in the metrics slice: disk_health.physical_disk.bad_blocks")
+						validatedMetrics["disk_health.physical_disk.bad_blocks"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bad NAND blocks the drive counts, by disk_health.physical_disk.block_area (OCP C0h raw counts). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{block}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.bad_blocks"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.physical_disk.block_area")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.capacitor.health":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.capacitor.health"], "Found a duplicate in the metrics slice: disk_health.physical_disk.capacitor.health")
+						validatedMetrics["disk_health.physical_disk.capacitor.health"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Health of the power-loss protection capacitor, 0–1 (OCP C0h; absent on a drive without one). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.capacitor.health"], "Found a duplicate in the metrics slice: disk_health.physical_disk.capacitor.health")
+						validatedMetrics["disk_health.physical_disk.capacitor.health"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Health of the power-loss protection capacitor, 0–1 (OCP C0h; absent on a drive without one). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.capacitor.health"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.cloud.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.cloud.io"], "Found a duplicate in the metrics slice: disk_health.physical_disk.cloud.io")
+						validatedMetrics["disk_health.physical_disk.cloud.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes read and written as the cloud volume counts them (Amazon D0h, since the volume was attached). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.cloud.io"], "Found a duplicate in the metrics slice: disk_health.physical_disk.cloud.io")
+						validatedMetrics["disk_health.physical_disk.cloud.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes read and written as the cloud volume counts them (Amazon D0h, since the volume was attached). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.cloud.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.cloud.limit.utilization":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.cloud.limit.utilization"], "Found a duplicate in the metrics slice: disk_health.physical_disk.cloud.limit.utilization")
+						validatedMetrics["disk_health.physical_disk.cloud.limit.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Observed IOPS or throughput (reads and writes together, over the interval between two reads of Amazon log D0h) as a share of the volume's limit configured in smart.cloud_limits, by disk_health.physical_disk.cloud.limit (volume_iops, volume_throughput); above 1 when the configured limit is below the real one. Only for volumes with a configured limit: the log counts time over a limit, never the limit itself. SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						diskHealthPhysicalDiskCloudLimitAttrVal, ok := dp.Attributes().Get("disk_health.physical_disk.cloud.limit")
+						assert.True(t, ok)
+						assert.Equal(t, "volume_iops", diskHealthPhysicalDiskCloudLimitAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.cloud.limit.utilization"], "Found a duplicate in the metrics slice: disk_health.physical_disk.cloud.limit.utilization")
+						validatedMetrics["disk_health.physical_disk.cloud.limit.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Observed IOPS or throughput (reads and writes together, over the interval between two reads of Amazon log D0h) as a share of the volume's limit configured in smart.cloud_limits, by disk_health.physical_disk.cloud.limit (volume_iops, volume_throughput); above 1 when the configured limit is below the real one. Only for volumes with a configured limit: the log counts time over a limit, never the limit itself. SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.cloud.limit.utilization"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.physical_disk.cloud.limit")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.cloud.limit_exceeded.time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.cloud.limit_exceeded.time"], "Found a duplicate in the metrics slice: disk_health.physical_disk.cloud.limit_exceeded.time")
+						validatedMetrics["disk_health.physical_disk.cloud.limit_exceeded.time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Time the application asked for more than a limit allowed, by disk_health.physical_disk.cloud.limit (Amazon D0h); its rate is the share of time spent throttled. SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						diskHealthPhysicalDiskCloudLimitAttrVal, ok := dp.Attributes().Get("disk_health.physical_disk.cloud.limit")
+						assert.True(t, ok)
+						assert.Equal(t, "volume_iops", diskHealthPhysicalDiskCloudLimitAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.cloud.limit_exceeded.time"], "Found a duplicate in the metrics slice: disk_health.physical_disk.cloud.limit_exceeded.time")
+						validatedMetrics["disk_health.physical_disk.cloud.limit_exceeded.time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Time the application asked for more than a limit allowed, by disk_health.physical_disk.cloud.limit (Amazon D0h); its rate is the share of time spent throttled. SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.cloud.limit_exceeded.time"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.physical_disk.cloud.limit")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.cloud.operation.time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.cloud.operation.time"], "Found a duplicate in the metrics slice: disk_health.physical_disk.cloud.operation.time")
+						validatedMetrics["disk_health.physical_disk.cloud.operation.time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Total time of read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.cloud.operation.time"], "Found a duplicate in the metrics slice: disk_health.physical_disk.cloud.operation.time")
+						validatedMetrics["disk_health.physical_disk.cloud.operation.time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Total time of read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.cloud.operation.time"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.cloud.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.cloud.operations"], "Found a duplicate in the metrics slice: disk_health.physical_disk.cloud.operations")
+						validatedMetrics["disk_health.physical_disk.cloud.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.cloud.operations"], "Found a duplicate in the metrics slice: disk_health.physical_disk.cloud.operations")
+						validatedMetrics["disk_health.physical_disk.cloud.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.cloud.operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.cloud.queue_length":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.cloud.queue_length"], "Found a duplicate in the metrics slice: disk_health.physical_disk.cloud.queue_length")
+						validatedMetrics["disk_health.physical_disk.cloud.queue_length"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Operations waiting in the cloud volume's queue when the log was read (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.cloud.queue_length"], "Found a duplicate in the metrics slice: disk_health.physical_disk.cloud.queue_length")
+						validatedMetrics["disk_health.physical_disk.cloud.queue_length"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Operations waiting in the cloud volume's queue when the log was read (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.cloud.queue_length"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.io"], "Found a duplicate in the metrics slice: disk_health.physical_disk.io")
+						validatedMetrics["disk_health.physical_disk.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes read from / written to the disk over its life as the drive counts them (NVMe data units × 512 000; ATA device statistics logical sectors × sector size). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.io"], "Found a duplicate in the metrics slice: disk_health.physical_disk.io")
+						validatedMetrics["disk_health.physical_disk.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes read from / written to the disk over its life as the drive counts them (NVMe data units × 512 000; ATA device statistics logical sectors × sector size). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.media.dies_offline":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.media.dies_offline"], "Found a duplicate in the metrics slice: disk_health.physical_disk.media.dies_offline")
+						validatedMetrics["disk_health.physical_disk.media.dies_offline"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "NAND dies taken offline, next to the total dies and how many the drive tolerates losing (OCP C0h version 5). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{die}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.media.dies_offline"], "Found a duplicate in the metrics slice: disk_health.physical_disk.media.dies_offline")
+						validatedMetrics["disk_health.physical_disk.media.dies_offline"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "NAND dies taken offline, next to the total dies and how many the drive tolerates losing (OCP C0h version 5). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{die}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.media.dies_offline"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.media.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.media.io"], "Found a duplicate in the metrics slice: disk_health.physical_disk.media.io")
+						validatedMetrics["disk_health.physical_disk.media.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes the drive read from and wrote to its media, host and internal traffic together (OCP C0h physical media units); against disk_health.physical_disk.io it gives the write amplification. SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.media.io"], "Found a duplicate in the metrics slice: disk_health.physical_disk.media.io")
+						validatedMetrics["disk_health.physical_disk.media.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes the drive read from and wrote to its media, host and internal traffic together (OCP C0h physical media units); against disk_health.physical_disk.io it gives the write amplification. SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.media.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.nvme.critical_warning":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.nvme.critical_warning"], "Found a duplicate in the metrics slice: disk_health.physical_disk.nvme.critical_warning")
+						validatedMetrics["disk_health.physical_disk.nvme.critical_warning"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "One series per bit of the NVMe critical warning field, 1 when set. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						nvmeCriticalWarningAttrVal, ok := dp.Attributes().Get("nvme.critical_warning")
+						assert.True(t, ok)
+						assert.Equal(t, "spare_below_threshold", nvmeCriticalWarningAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.nvme.critical_warning"], "Found a duplicate in the metrics slice: disk_health.physical_disk.nvme.critical_warning")
+						validatedMetrics["disk_health.physical_disk.nvme.critical_warning"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "One series per bit of the NVMe critical warning field, 1 when set. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.nvme.critical_warning"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("nvme.critical_warning")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.nvme.telemetry.available":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.nvme.telemetry.available"], "Found a duplicate in the metrics slice: disk_health.physical_disk.nvme.telemetry.available")
+						validatedMetrics["disk_health.physical_disk.nvme.telemetry.available"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "1 when the drive saved controller-initiated telemetry for its vendor (NVMe log 08h header, to be pulled with nvme-cli), else 0. SMART, drives with the telemetry log. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.nvme.telemetry.available"], "Found a duplicate in the metrics slice: disk_health.physical_disk.nvme.telemetry.available")
+						validatedMetrics["disk_health.physical_disk.nvme.telemetry.available"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "1 when the drive saved controller-initiated telemetry for its vendor (NVMe log 08h header, to be pulled with nvme-cli), else 0. SMART, drives with the telemetry log. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.nvme.telemetry.available"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.ocp.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.ocp.errors"], "Found a duplicate in the metrics slice: disk_health.physical_disk.ocp.errors")
+						validatedMetrics["disk_health.physical_disk.ocp.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Errors the drive counts over its life, by disk_health.physical_disk.ocp_error.type (OCP C0h). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						diskHealthPhysicalDiskOcpErrorTypeAttrVal, ok := dp.Attributes().Get("disk_health.physical_disk.ocp_error.type")
+						assert.True(t, ok)
+						assert.Equal(t, "xor_recovery", diskHealthPhysicalDiskOcpErrorTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.ocp.errors"], "Found a duplicate in the metrics slice: disk_health.physical_disk.ocp.errors")
+						validatedMetrics["disk_health.physical_disk.ocp.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Errors the drive counts over its life, by disk_health.physical_disk.ocp_error.type (OCP C0h). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.ocp.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.physical_disk.ocp_error.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.power_cycles":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.power_cycles"], "Found a duplicate in the metrics slice: disk_health.physical_disk.power_cycles")
+						validatedMetrics["disk_health.physical_disk.power_cycles"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Power-on/off cycles of the disk over its life (NVMe power cycles, ATA attribute 12). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{cycle}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.power_cycles"], "Found a duplicate in the metrics slice: disk_health.physical_disk.power_cycles")
+						validatedMetrics["disk_health.physical_disk.power_cycles"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Power-on/off cycles of the disk over its life (NVMe power cycles, ATA attribute 12). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{cycle}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.power_cycles"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.power_on_time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.power_on_time"], "Found a duplicate in the metrics slice: disk_health.physical_disk.power_on_time")
+						validatedMetrics["disk_health.physical_disk.power_on_time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Time the disk has been powered on over its life (NVMe power-on hours, ATA attribute 9 decoded per the drive database). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.power_on_time"], "Found a duplicate in the metrics slice: disk_health.physical_disk.power_on_time")
+						validatedMetrics["disk_health.physical_disk.power_on_time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Time the disk has been powered on over its life (NVMe power-on hours, ATA attribute 9 decoded per the drive database). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.power_on_time"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.smart.log.read.status":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.smart.log.read.status"], "Found a duplicate in the metrics slice: disk_health.physical_disk.smart.log.read.status")
+						validatedMetrics["disk_health.physical_disk.smart.log.read.status"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Outcome of the last read of each optional NVMe log the drive advertises, 1 for the current one (a state set over smart.read.status per nvme.log). A failed optional log costs only its own values: the disk's disk_health.physical_disk.smart.read.status stays ok. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						nvmeLogAttrVal, ok := dp.Attributes().Get("nvme.log")
+						assert.True(t, ok)
+						assert.Equal(t, "error_information", nvmeLogAttrVal.Str())
+						smartReadStatusAttrVal, ok := dp.Attributes().Get("smart.read.status")
+						assert.True(t, ok)
+						assert.Equal(t, "ok", smartReadStatusAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.smart.log.read.status"], "Found a duplicate in the metrics slice: disk_health.physical_disk.smart.log.read.status")
+						validatedMetrics["disk_health.physical_disk.smart.log.read.status"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Outcome of the last read of each optional NVMe log the drive advertises, 1 for the current one (a state set over smart.read.status per nvme.log). A failed optional log costs only its own values: the disk's disk_health.physical_disk.smart.read.status stays ok. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.smart.log.read.status"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("nvme.log")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("smart.read.status")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.smart.normalized":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.smart.normalized"], "Found a duplicate in the metrics slice: disk_health.physical_disk.smart.normalized")
+						validatedMetrics["disk_health.physical_disk.smart.normalized"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "ATA SMART attribute normalized value (1-253, higher is better). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						hwPhysicalDiskSmartAttributeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.physical_disk.smart_attribute-val", hwPhysicalDiskSmartAttributeAttrVal.Str())
+						diskHealthSmartAttributeIDAttrVal, ok := dp.Attributes().Get("disk_health.smart.attribute.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 30, diskHealthSmartAttributeIDAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.smart.normalized"], "Found a duplicate in the metrics slice: disk_health.physical_disk.smart.normalized")
+						validatedMetrics["disk_health.physical_disk.smart.normalized"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "ATA SMART attribute normalized value (1-253, higher is better). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.smart.normalized"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.smart.attribute.id")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.smart.read.status":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.smart.read.status"], "Found a duplicate in the metrics slice: disk_health.physical_disk.smart.read.status")
+						validatedMetrics["disk_health.physical_disk.smart.read.status"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Outcome of the disk's last SMART read, 1 for the current one (a state set over smart.read.status). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						smartReadStatusAttrVal, ok := dp.Attributes().Get("smart.read.status")
+						assert.True(t, ok)
+						assert.Equal(t, "ok", smartReadStatusAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.smart.read.status"], "Found a duplicate in the metrics slice: disk_health.physical_disk.smart.read.status")
+						validatedMetrics["disk_health.physical_disk.smart.read.status"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Outcome of the disk's last SMART read, 1 for the current one (a state set over smart.read.status). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.smart.read.status"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("smart.read.status")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.smart.read.time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.smart.read.time"], "Found a duplicate in the metrics slice: disk_health.physical_disk.smart.read.time")
+						validatedMetrics["disk_health.physical_disk.smart.read.time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Time of the disk's last successful SMART read, in seconds since the Unix epoch. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.smart.read.time"], "Found a duplicate in the metrics slice: disk_health.physical_disk.smart.read.time")
+						validatedMetrics["disk_health.physical_disk.smart.read.time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Time of the disk's last successful SMART read, in seconds since the Unix epoch. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.smart.read.time"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.smart.threshold":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.smart.threshold"], "Found a duplicate in the metrics slice: disk_health.physical_disk.smart.threshold")
+						validatedMetrics["disk_health.physical_disk.smart.threshold"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "ATA SMART attribute failure threshold (0 = never fails, FEh/FFh are not thresholds). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						hwPhysicalDiskSmartAttributeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.physical_disk.smart_attribute-val", hwPhysicalDiskSmartAttributeAttrVal.Str())
+						diskHealthSmartAttributeIDAttrVal, ok := dp.Attributes().Get("disk_health.smart.attribute.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 30, diskHealthSmartAttributeIDAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.smart.threshold"], "Found a duplicate in the metrics slice: disk_health.physical_disk.smart.threshold")
+						validatedMetrics["disk_health.physical_disk.smart.threshold"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "ATA SMART attribute failure threshold (0 = never fails, FEh/FFh are not thresholds). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.smart.threshold"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.smart.attribute.id")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.smart.worst":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.smart.worst"], "Found a duplicate in the metrics slice: disk_health.physical_disk.smart.worst")
+						validatedMetrics["disk_health.physical_disk.smart.worst"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "ATA SMART attribute worst normalized value seen. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						hwPhysicalDiskSmartAttributeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.physical_disk.smart_attribute-val", hwPhysicalDiskSmartAttributeAttrVal.Str())
+						diskHealthSmartAttributeIDAttrVal, ok := dp.Attributes().Get("disk_health.smart.attribute.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 30, diskHealthSmartAttributeIDAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.smart.worst"], "Found a duplicate in the metrics slice: disk_health.physical_disk.smart.worst")
+						validatedMetrics["disk_health.physical_disk.smart.worst"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "ATA SMART attribute worst normalized value seen. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.smart.worst"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.smart.attribute.id")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.spare.available":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.spare.available"], "Found a duplicate in the metrics slice: disk_health.physical_disk.spare.available")
+						validatedMetrics["disk_health.physical_disk.spare.available"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "NVMe available spare capacity, 0–1 (percent / 100). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.spare.available"], "Found a duplicate in the metrics slice: disk_health.physical_disk.spare.available")
+						validatedMetrics["disk_health.physical_disk.spare.available"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "NVMe available spare capacity, 0–1 (percent / 100). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.spare.available"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.spare.threshold":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.spare.threshold"], "Found a duplicate in the metrics slice: disk_health.physical_disk.spare.threshold")
+						validatedMetrics["disk_health.physical_disk.spare.threshold"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "NVMe available spare threshold, 0–1; below it the drive raises critical warning bit 0. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.spare.threshold"], "Found a duplicate in the metrics slice: disk_health.physical_disk.spare.threshold")
+						validatedMetrics["disk_health.physical_disk.spare.threshold"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "NVMe available spare threshold, 0–1; below it the drive raises critical warning bit 0. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.spare.threshold"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.throttling.events":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.throttling.events"], "Found a duplicate in the metrics slice: disk_health.physical_disk.throttling.events")
+						validatedMetrics["disk_health.physical_disk.throttling.events"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Thermal throttling events the drive counts (OCP C0h; an 8-bit count). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{event}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.throttling.events"], "Found a duplicate in the metrics slice: disk_health.physical_disk.throttling.events")
+						validatedMetrics["disk_health.physical_disk.throttling.events"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Thermal throttling events the drive counts (OCP C0h; an 8-bit count). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{event}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.throttling.events"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.unsafe_shutdowns":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.unsafe_shutdowns"], "Found a duplicate in the metrics slice: disk_health.physical_disk.unsafe_shutdowns")
+						validatedMetrics["disk_health.physical_disk.unsafe_shutdowns"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "NVMe unsafe shutdowns (power lost without a shutdown notification) over the disk's life. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{shutdown}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.unsafe_shutdowns"], "Found a duplicate in the metrics slice: disk_health.physical_disk.unsafe_shutdowns")
+						validatedMetrics["disk_health.physical_disk.unsafe_shutdowns"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "NVMe unsafe shutdowns (power lost without a shutdown notification) over the disk's life. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{shutdown}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.unsafe_shutdowns"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.physical_disk.write_amplification":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.write_amplification"], "Found a duplicate in the metrics slice: disk_health.physical_disk.write_amplification")
+						validatedMetrics["disk_health.physical_disk.write_amplification"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Write amplification over the last interval between two reads: bytes written to the media (OCP C0h) per byte the host wrote (SMART data units written). Absent on the first read and when the host wrote nothing. SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.physical_disk.write_amplification"], "Found a duplicate in the metrics slice: disk_health.physical_disk.write_amplification")
+						validatedMetrics["disk_health.physical_disk.write_amplification"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Write amplification over the last interval between two reads: bytes written to the media (OCP C0h) per byte the host wrote (SMART data units written). Absent on the first read and when the host wrote nothing. SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.physical_disk.write_amplification"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
 				case "disk_health.smart.drive_database.entries":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["disk_health.smart.drive_database.entries"], "Found a duplicate in the metrics slice: disk_health.smart.drive_database.entries")
@@ -506,452 +1999,6 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("error.type")
 						assert.False(t, ok)
 					}
-				case "hw.physical_disk.bad_blocks":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.bad_blocks"], "Found a duplicate in the metrics slice: hw.physical_disk.bad_blocks")
-						validatedMetrics["hw.physical_disk.bad_blocks"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Bad NAND blocks the drive counts, by hw.physical_disk.block_area (OCP C0h raw counts). SMART, OCP drives. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{block}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-						hwPhysicalDiskBlockAreaAttrVal, ok := dp.Attributes().Get("hw.physical_disk.block_area")
-						assert.True(t, ok)
-						assert.Equal(t, "user", hwPhysicalDiskBlockAreaAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.bad_blocks"], "Found a duplicate in the metrics slice: hw.physical_disk.bad_blocks")
-						validatedMetrics["hw.physical_disk.bad_blocks"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Bad NAND blocks the drive counts, by hw.physical_disk.block_area (OCP C0h raw counts). SMART, OCP drives. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{block}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.bad_blocks"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.physical_disk.block_area")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.capacitor.health":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.capacitor.health"], "Found a duplicate in the metrics slice: hw.physical_disk.capacitor.health")
-						validatedMetrics["hw.physical_disk.capacitor.health"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Health of the power-loss protection capacitor, 0–1 (OCP C0h; absent on a drive without one). SMART, OCP drives. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.capacitor.health"], "Found a duplicate in the metrics slice: hw.physical_disk.capacitor.health")
-						validatedMetrics["hw.physical_disk.capacitor.health"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Health of the power-loss protection capacitor, 0–1 (OCP C0h; absent on a drive without one). SMART, OCP drives. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["hw.physical_disk.capacitor.health"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.cloud.io":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.cloud.io"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.io")
-						validatedMetrics["hw.physical_disk.cloud.io"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes read and written as the cloud volume counts them (Amazon D0h, since the volume was attached). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.cloud.io"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.io")
-						validatedMetrics["hw.physical_disk.cloud.io"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes read and written as the cloud volume counts them (Amazon D0h, since the volume was attached). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.cloud.io"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("disk.io.direction")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.cloud.limit.utilization":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.cloud.limit.utilization"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.limit.utilization")
-						validatedMetrics["hw.physical_disk.cloud.limit.utilization"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Observed IOPS or throughput (reads and writes together, over the interval between two reads of Amazon log D0h) as a share of the volume's limit configured in smart.cloud_limits, by hw.physical_disk.cloud.limit (volume_iops, volume_throughput); above 1 when the configured limit is below the real one. Only for volumes with a configured limit: the log counts time over a limit, never the limit itself. SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-						hwPhysicalDiskCloudLimitAttrVal, ok := dp.Attributes().Get("hw.physical_disk.cloud.limit")
-						assert.True(t, ok)
-						assert.Equal(t, "volume_iops", hwPhysicalDiskCloudLimitAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.cloud.limit.utilization"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.limit.utilization")
-						validatedMetrics["hw.physical_disk.cloud.limit.utilization"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Observed IOPS or throughput (reads and writes together, over the interval between two reads of Amazon log D0h) as a share of the volume's limit configured in smart.cloud_limits, by hw.physical_disk.cloud.limit (volume_iops, volume_throughput); above 1 when the configured limit is below the real one. Only for volumes with a configured limit: the log counts time over a limit, never the limit itself. SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["hw.physical_disk.cloud.limit.utilization"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.physical_disk.cloud.limit")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.cloud.limit_exceeded.time":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.cloud.limit_exceeded.time"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.limit_exceeded.time")
-						validatedMetrics["hw.physical_disk.cloud.limit_exceeded.time"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time the application asked for more than a limit allowed, by hw.physical_disk.cloud.limit (Amazon D0h); its rate is the share of time spent throttled. SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-						hwPhysicalDiskCloudLimitAttrVal, ok := dp.Attributes().Get("hw.physical_disk.cloud.limit")
-						assert.True(t, ok)
-						assert.Equal(t, "volume_iops", hwPhysicalDiskCloudLimitAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.cloud.limit_exceeded.time"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.limit_exceeded.time")
-						validatedMetrics["hw.physical_disk.cloud.limit_exceeded.time"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time the application asked for more than a limit allowed, by hw.physical_disk.cloud.limit (Amazon D0h); its rate is the share of time spent throttled. SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["hw.physical_disk.cloud.limit_exceeded.time"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.physical_disk.cloud.limit")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.cloud.operation.time":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.cloud.operation.time"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.operation.time")
-						validatedMetrics["hw.physical_disk.cloud.operation.time"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Total time of read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.cloud.operation.time"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.operation.time")
-						validatedMetrics["hw.physical_disk.cloud.operation.time"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Total time of read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["hw.physical_disk.cloud.operation.time"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("disk.io.direction")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.cloud.operations":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.cloud.operations"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.operations")
-						validatedMetrics["hw.physical_disk.cloud.operations"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.cloud.operations"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.operations")
-						validatedMetrics["hw.physical_disk.cloud.operations"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.cloud.operations"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("disk.io.direction")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.cloud.queue_length":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.cloud.queue_length"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.queue_length")
-						validatedMetrics["hw.physical_disk.cloud.queue_length"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Operations waiting in the cloud volume's queue when the log was read (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.cloud.queue_length"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.queue_length")
-						validatedMetrics["hw.physical_disk.cloud.queue_length"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Operations waiting in the cloud volume's queue when the log was read (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.cloud.queue_length"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-					}
 				case "hw.physical_disk.endurance_utilization":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.physical_disk.endurance_utilization"], "Found a duplicate in the metrics slice: hw.physical_disk.endurance_utilization")
@@ -1005,446 +2052,6 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("hw.type")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("hw.physical_disk.state")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.io":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.io"], "Found a duplicate in the metrics slice: hw.physical_disk.io")
-						validatedMetrics["hw.physical_disk.io"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes read from / written to the disk over its life as the drive counts them (NVMe data units × 512 000; ATA device statistics logical sectors × sector size). SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.io"], "Found a duplicate in the metrics slice: hw.physical_disk.io")
-						validatedMetrics["hw.physical_disk.io"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes read from / written to the disk over its life as the drive counts them (NVMe data units × 512 000; ATA device statistics logical sectors × sector size). SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.io"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("disk.io.direction")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.media.dies_offline":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.media.dies_offline"], "Found a duplicate in the metrics slice: hw.physical_disk.media.dies_offline")
-						validatedMetrics["hw.physical_disk.media.dies_offline"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "NAND dies taken offline, next to the total dies and how many the drive tolerates losing (OCP C0h version 5). SMART, OCP drives. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{die}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.media.dies_offline"], "Found a duplicate in the metrics slice: hw.physical_disk.media.dies_offline")
-						validatedMetrics["hw.physical_disk.media.dies_offline"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "NAND dies taken offline, next to the total dies and how many the drive tolerates losing (OCP C0h version 5). SMART, OCP drives. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{die}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.media.dies_offline"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.media.io":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.media.io"], "Found a duplicate in the metrics slice: hw.physical_disk.media.io")
-						validatedMetrics["hw.physical_disk.media.io"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes the drive read from and wrote to its media, host and internal traffic together (OCP C0h physical media units); against hw.physical_disk.io it gives the write amplification. SMART, OCP drives. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.media.io"], "Found a duplicate in the metrics slice: hw.physical_disk.media.io")
-						validatedMetrics["hw.physical_disk.media.io"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes the drive read from and wrote to its media, host and internal traffic together (OCP C0h physical media units); against hw.physical_disk.io it gives the write amplification. SMART, OCP drives. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.media.io"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("disk.io.direction")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.nvme.critical_warning":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.nvme.critical_warning"], "Found a duplicate in the metrics slice: hw.physical_disk.nvme.critical_warning")
-						validatedMetrics["hw.physical_disk.nvme.critical_warning"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "One series per bit of the NVMe critical warning field, 1 when set. SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-						nvmeCriticalWarningAttrVal, ok := dp.Attributes().Get("nvme.critical_warning")
-						assert.True(t, ok)
-						assert.Equal(t, "spare_below_threshold", nvmeCriticalWarningAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.nvme.critical_warning"], "Found a duplicate in the metrics slice: hw.physical_disk.nvme.critical_warning")
-						validatedMetrics["hw.physical_disk.nvme.critical_warning"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "One series per bit of the NVMe critical warning field, 1 when set. SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.nvme.critical_warning"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("nvme.critical_warning")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.nvme.telemetry.available":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.nvme.telemetry.available"], "Found a duplicate in the metrics slice: hw.physical_disk.nvme.telemetry.available")
-						validatedMetrics["hw.physical_disk.nvme.telemetry.available"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 when the drive saved controller-initiated telemetry for its vendor (NVMe log 08h header, to be pulled with nvme-cli), else 0. SMART, drives with the telemetry log. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.nvme.telemetry.available"], "Found a duplicate in the metrics slice: hw.physical_disk.nvme.telemetry.available")
-						validatedMetrics["hw.physical_disk.nvme.telemetry.available"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 when the drive saved controller-initiated telemetry for its vendor (NVMe log 08h header, to be pulled with nvme-cli), else 0. SMART, drives with the telemetry log. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.nvme.telemetry.available"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.ocp.errors":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.ocp.errors"], "Found a duplicate in the metrics slice: hw.physical_disk.ocp.errors")
-						validatedMetrics["hw.physical_disk.ocp.errors"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Errors the drive counts over its life, by hw.physical_disk.ocp_error.type (OCP C0h). SMART, OCP drives. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{error}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-						hwPhysicalDiskOcpErrorTypeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.ocp_error.type")
-						assert.True(t, ok)
-						assert.Equal(t, "xor_recovery", hwPhysicalDiskOcpErrorTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.ocp.errors"], "Found a duplicate in the metrics slice: hw.physical_disk.ocp.errors")
-						validatedMetrics["hw.physical_disk.ocp.errors"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Errors the drive counts over its life, by hw.physical_disk.ocp_error.type (OCP C0h). SMART, OCP drives. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{error}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.ocp.errors"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.physical_disk.ocp_error.type")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.power_cycles":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.power_cycles"], "Found a duplicate in the metrics slice: hw.physical_disk.power_cycles")
-						validatedMetrics["hw.physical_disk.power_cycles"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Power-on/off cycles of the disk over its life (NVMe power cycles, ATA attribute 12). SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{cycle}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.power_cycles"], "Found a duplicate in the metrics slice: hw.physical_disk.power_cycles")
-						validatedMetrics["hw.physical_disk.power_cycles"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Power-on/off cycles of the disk over its life (NVMe power cycles, ATA attribute 12). SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{cycle}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.power_cycles"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.power_on_time":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.power_on_time"], "Found a duplicate in the metrics slice: hw.physical_disk.power_on_time")
-						validatedMetrics["hw.physical_disk.power_on_time"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time the disk has been powered on over its life (NVMe power-on hours, ATA attribute 9 decoded per the drive database). SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.power_on_time"], "Found a duplicate in the metrics slice: hw.physical_disk.power_on_time")
-						validatedMetrics["hw.physical_disk.power_on_time"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time the disk has been powered on over its life (NVMe power-on hours, ATA attribute 9 decoded per the drive database). SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.power_on_time"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
 						assert.False(t, ok)
 					}
 				case "hw.physical_disk.size":
@@ -1526,9 +2133,9 @@ func TestMetricsBuilder(t *testing.T) {
 						hwPhysicalDiskSmartAttributeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
 						assert.True(t, ok)
 						assert.Equal(t, "hw.physical_disk.smart_attribute-val", hwPhysicalDiskSmartAttributeAttrVal.Str())
-						smartAttributeIDAttrVal, ok := dp.Attributes().Get("smart.attribute.id")
+						diskHealthSmartAttributeIDAttrVal, ok := dp.Attributes().Get("disk_health.smart.attribute.id")
 						assert.True(t, ok)
-						assert.EqualValues(t, 18, smartAttributeIDAttrVal.Int())
+						assert.EqualValues(t, 30, diskHealthSmartAttributeIDAttrVal.Int())
 					} else {
 						assert.False(t, validatedMetrics["hw.physical_disk.smart"], "Found a duplicate in the metrics slice: hw.physical_disk.smart")
 						validatedMetrics["hw.physical_disk.smart"] = true
@@ -1558,614 +2165,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("hw.physical_disk.smart_attribute")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("smart.attribute.id")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.smart.log.read.status":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.smart.log.read.status"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.log.read.status")
-						validatedMetrics["hw.physical_disk.smart.log.read.status"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Outcome of the last read of each optional NVMe log the drive advertises, 1 for the current one (a state set over smart.read.status per nvme.log). A failed optional log costs only its own values: the disk's hw.physical_disk.smart.read.status stays ok. SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-						nvmeLogAttrVal, ok := dp.Attributes().Get("nvme.log")
-						assert.True(t, ok)
-						assert.Equal(t, "error_information", nvmeLogAttrVal.Str())
-						smartReadStatusAttrVal, ok := dp.Attributes().Get("smart.read.status")
-						assert.True(t, ok)
-						assert.Equal(t, "ok", smartReadStatusAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.smart.log.read.status"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.log.read.status")
-						validatedMetrics["hw.physical_disk.smart.log.read.status"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Outcome of the last read of each optional NVMe log the drive advertises, 1 for the current one (a state set over smart.read.status per nvme.log). A failed optional log costs only its own values: the disk's hw.physical_disk.smart.read.status stays ok. SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.smart.log.read.status"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("nvme.log")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("smart.read.status")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.smart.normalized":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.smart.normalized"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.normalized")
-						validatedMetrics["hw.physical_disk.smart.normalized"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "ATA SMART attribute normalized value (1-253, higher is better). SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-						hwPhysicalDiskSmartAttributeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.physical_disk.smart_attribute-val", hwPhysicalDiskSmartAttributeAttrVal.Str())
-						smartAttributeIDAttrVal, ok := dp.Attributes().Get("smart.attribute.id")
-						assert.True(t, ok)
-						assert.EqualValues(t, 18, smartAttributeIDAttrVal.Int())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.smart.normalized"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.normalized")
-						validatedMetrics["hw.physical_disk.smart.normalized"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "ATA SMART attribute normalized value (1-253, higher is better). SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.smart.normalized"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.physical_disk.smart_attribute")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("smart.attribute.id")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.smart.read.status":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.smart.read.status"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.read.status")
-						validatedMetrics["hw.physical_disk.smart.read.status"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Outcome of the disk's last SMART read, 1 for the current one (a state set over smart.read.status). SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-						smartReadStatusAttrVal, ok := dp.Attributes().Get("smart.read.status")
-						assert.True(t, ok)
-						assert.Equal(t, "ok", smartReadStatusAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.smart.read.status"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.read.status")
-						validatedMetrics["hw.physical_disk.smart.read.status"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Outcome of the disk's last SMART read, 1 for the current one (a state set over smart.read.status). SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.smart.read.status"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("smart.read.status")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.smart.read.time":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.smart.read.time"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.read.time")
-						validatedMetrics["hw.physical_disk.smart.read.time"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Time of the disk's last successful SMART read, in seconds since the Unix epoch. SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.smart.read.time"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.read.time")
-						validatedMetrics["hw.physical_disk.smart.read.time"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Time of the disk's last successful SMART read, in seconds since the Unix epoch. SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.smart.read.time"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.smart.threshold":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.smart.threshold"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.threshold")
-						validatedMetrics["hw.physical_disk.smart.threshold"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "ATA SMART attribute failure threshold (0 = never fails, FEh/FFh are not thresholds). SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-						hwPhysicalDiskSmartAttributeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.physical_disk.smart_attribute-val", hwPhysicalDiskSmartAttributeAttrVal.Str())
-						smartAttributeIDAttrVal, ok := dp.Attributes().Get("smart.attribute.id")
-						assert.True(t, ok)
-						assert.EqualValues(t, 18, smartAttributeIDAttrVal.Int())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.smart.threshold"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.threshold")
-						validatedMetrics["hw.physical_disk.smart.threshold"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "ATA SMART attribute failure threshold (0 = never fails, FEh/FFh are not thresholds). SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.smart.threshold"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.physical_disk.smart_attribute")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("smart.attribute.id")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.smart.worst":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.smart.worst"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.worst")
-						validatedMetrics["hw.physical_disk.smart.worst"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "ATA SMART attribute worst normalized value seen. SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-						hwPhysicalDiskSmartAttributeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.physical_disk.smart_attribute-val", hwPhysicalDiskSmartAttributeAttrVal.Str())
-						smartAttributeIDAttrVal, ok := dp.Attributes().Get("smart.attribute.id")
-						assert.True(t, ok)
-						assert.EqualValues(t, 18, smartAttributeIDAttrVal.Int())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.smart.worst"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.worst")
-						validatedMetrics["hw.physical_disk.smart.worst"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "ATA SMART attribute worst normalized value seen. SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.smart.worst"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.physical_disk.smart_attribute")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("smart.attribute.id")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.spare.available":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.spare.available"], "Found a duplicate in the metrics slice: hw.physical_disk.spare.available")
-						validatedMetrics["hw.physical_disk.spare.available"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "NVMe available spare capacity, 0–1 (percent / 100). SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.spare.available"], "Found a duplicate in the metrics slice: hw.physical_disk.spare.available")
-						validatedMetrics["hw.physical_disk.spare.available"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "NVMe available spare capacity, 0–1 (percent / 100). SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["hw.physical_disk.spare.available"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.spare.threshold":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.spare.threshold"], "Found a duplicate in the metrics slice: hw.physical_disk.spare.threshold")
-						validatedMetrics["hw.physical_disk.spare.threshold"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "NVMe available spare threshold, 0–1; below it the drive raises critical warning bit 0. SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.spare.threshold"], "Found a duplicate in the metrics slice: hw.physical_disk.spare.threshold")
-						validatedMetrics["hw.physical_disk.spare.threshold"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "NVMe available spare threshold, 0–1; below it the drive raises critical warning bit 0. SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["hw.physical_disk.spare.threshold"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.throttling.events":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.throttling.events"], "Found a duplicate in the metrics slice: hw.physical_disk.throttling.events")
-						validatedMetrics["hw.physical_disk.throttling.events"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Thermal throttling events the drive counts (OCP C0h; an 8-bit count). SMART, OCP drives. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{event}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.throttling.events"], "Found a duplicate in the metrics slice: hw.physical_disk.throttling.events")
-						validatedMetrics["hw.physical_disk.throttling.events"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Thermal throttling events the drive counts (OCP C0h; an 8-bit count). SMART, OCP drives. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{event}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.throttling.events"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.unsafe_shutdowns":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.unsafe_shutdowns"], "Found a duplicate in the metrics slice: hw.physical_disk.unsafe_shutdowns")
-						validatedMetrics["hw.physical_disk.unsafe_shutdowns"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "NVMe unsafe shutdowns (power lost without a shutdown notification) over the disk's life. SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{shutdown}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.unsafe_shutdowns"], "Found a duplicate in the metrics slice: hw.physical_disk.unsafe_shutdowns")
-						validatedMetrics["hw.physical_disk.unsafe_shutdowns"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "NVMe unsafe shutdowns (power lost without a shutdown notification) over the disk's life. SMART. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{shutdown}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.unsafe_shutdowns"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-					}
-				case "hw.physical_disk.write_amplification":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.write_amplification"], "Found a duplicate in the metrics slice: hw.physical_disk.write_amplification")
-						validatedMetrics["hw.physical_disk.write_amplification"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Write amplification over the last interval between two reads: bytes written to the media (OCP C0h) per byte the host wrote (SMART data units written). Absent on the first read and when the host wrote nothing. SMART, OCP drives. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.write_amplification"], "Found a duplicate in the metrics slice: hw.physical_disk.write_amplification")
-						validatedMetrics["hw.physical_disk.write_amplification"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Write amplification over the last interval between two reads: bytes written to the media (OCP C0h) per byte the host wrote (SMART data units written). Absent on the first read and when the host wrote nothing. SMART, OCP drives. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["hw.physical_disk.write_amplification"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
+						_, ok = dp.Attributes().Get("disk_health.smart.attribute.id")
 						assert.False(t, ok)
 					}
 				case "hw.status":

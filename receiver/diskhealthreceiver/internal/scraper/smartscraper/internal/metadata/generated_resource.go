@@ -21,45 +21,45 @@ func NewResourceBuilder(rac ResourceAttributesConfig) *ResourceBuilder {
 	}
 }
 
-// SetDiskProtocolAta sets "disk.protocol=ata" attribute.
-func (rb *ResourceBuilder) SetDiskProtocolAta() {
-	if rb.config.DiskProtocol.Enabled {
-		rb.res.Attributes().PutStr("disk.protocol", "ata")
+// SetDiskHealthDiskProtocolAta sets "disk_health.disk.protocol=ata" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskProtocolAta() {
+	if rb.config.DiskHealthDiskProtocol.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.protocol", "ata")
 	}
 }
 
-// SetDiskProtocolNvme sets "disk.protocol=nvme" attribute.
-func (rb *ResourceBuilder) SetDiskProtocolNvme() {
-	if rb.config.DiskProtocol.Enabled {
-		rb.res.Attributes().PutStr("disk.protocol", "nvme")
+// SetDiskHealthDiskProtocolNvme sets "disk_health.disk.protocol=nvme" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskProtocolNvme() {
+	if rb.config.DiskHealthDiskProtocol.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.protocol", "nvme")
 	}
 }
 
-// SetDiskProtocolScsi sets "disk.protocol=scsi" attribute.
-func (rb *ResourceBuilder) SetDiskProtocolScsi() {
-	if rb.config.DiskProtocol.Enabled {
-		rb.res.Attributes().PutStr("disk.protocol", "scsi")
+// SetDiskHealthDiskProtocolScsi sets "disk_health.disk.protocol=scsi" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskProtocolScsi() {
+	if rb.config.DiskHealthDiskProtocol.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.protocol", "scsi")
 	}
 }
 
-// SetDiskProtocolNone sets "disk.protocol=none" attribute.
-func (rb *ResourceBuilder) SetDiskProtocolNone() {
-	if rb.config.DiskProtocol.Enabled {
-		rb.res.Attributes().PutStr("disk.protocol", "none")
+// SetDiskHealthDiskProtocolNone sets "disk_health.disk.protocol=none" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskProtocolNone() {
+	if rb.config.DiskHealthDiskProtocol.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.protocol", "none")
 	}
 }
 
-// SetDiskRotationRate sets provided value as "disk.rotation_rate" attribute.
-func (rb *ResourceBuilder) SetDiskRotationRate(val int64) {
-	if rb.config.DiskRotationRate.Enabled {
-		rb.res.Attributes().PutInt("disk.rotation_rate", val)
+// SetDiskHealthDiskRotationRate sets provided value as "disk_health.disk.rotation_rate" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskRotationRate(val int64) {
+	if rb.config.DiskHealthDiskRotationRate.Enabled {
+		rb.res.Attributes().PutInt("disk_health.disk.rotation_rate", val)
 	}
 }
 
-// SetDiskWwn sets provided value as "disk.wwn" attribute.
-func (rb *ResourceBuilder) SetDiskWwn(val string) {
-	if rb.config.DiskWwn.Enabled {
-		rb.res.Attributes().PutStr("disk.wwn", val)
+// SetDiskHealthDiskWwn sets provided value as "disk_health.disk.wwn" attribute.
+func (rb *ResourceBuilder) SetDiskHealthDiskWwn(val string) {
+	if rb.config.DiskHealthDiskWwn.Enabled {
+		rb.res.Attributes().PutStr("disk_health.disk.wwn", val)
 	}
 }
 

@@ -13,9 +13,9 @@ func TestResourceBuilder(t *testing.T) {
 		t.Run(tt, func(t *testing.T) {
 			cfg := loadResourceAttributesConfig(t, tt)
 			rb := NewResourceBuilder(cfg)
-			rb.SetDiskProtocolAta()
-			rb.SetDiskRotationRate(18)
-			rb.SetDiskWwn("disk.wwn-val")
+			rb.SetDiskHealthDiskProtocolAta()
+			rb.SetDiskHealthDiskRotationRate(30)
+			rb.SetDiskHealthDiskWwn("disk_health.disk.wwn-val")
 			rb.SetHwFirmwareVersion("hw.firmware_version-val")
 			rb.SetHwID("hw.id-val")
 			rb.SetHwModel("hw.model-val")
@@ -38,20 +38,20 @@ func TestResourceBuilder(t *testing.T) {
 			default:
 				assert.Failf(t, "unexpected test case: %s", tt)
 			}
-			diskProtocolAttrVal, ok := res.Attributes().Get("disk.protocol")
+			diskHealthDiskProtocolAttrVal, ok := res.Attributes().Get("disk_health.disk.protocol")
 			assert.True(t, ok)
 			if ok {
-				assert.Equal(t, "ata", diskProtocolAttrVal.Str())
+				assert.Equal(t, "ata", diskHealthDiskProtocolAttrVal.Str())
 			}
-			diskRotationRateAttrVal, ok := res.Attributes().Get("disk.rotation_rate")
+			diskHealthDiskRotationRateAttrVal, ok := res.Attributes().Get("disk_health.disk.rotation_rate")
 			assert.True(t, ok)
 			if ok {
-				assert.EqualValues(t, 18, diskRotationRateAttrVal.Int())
+				assert.EqualValues(t, 30, diskHealthDiskRotationRateAttrVal.Int())
 			}
-			diskWwnAttrVal, ok := res.Attributes().Get("disk.wwn")
+			diskHealthDiskWwnAttrVal, ok := res.Attributes().Get("disk_health.disk.wwn")
 			assert.True(t, ok)
 			if ok {
-				assert.Equal(t, "disk.wwn-val", diskWwnAttrVal.Str())
+				assert.Equal(t, "disk_health.disk.wwn-val", diskHealthDiskWwnAttrVal.Str())
 			}
 			hwFirmwareVersionAttrVal, ok := res.Attributes().Get("hw.firmware_version")
 			assert.True(t, ok)

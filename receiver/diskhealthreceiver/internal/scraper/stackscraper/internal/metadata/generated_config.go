@@ -6,6 +6,386 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 )
 
+// DiskHealthFilesystemDeviceErrorsMetricConfig provides config for the disk_health.filesystem.device.errors metric.
+type DiskHealthFilesystemDeviceErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthFilesystemDeviceErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthFilesystemErrorsMetricConfig provides config for the disk_health.filesystem.errors metric.
+type DiskHealthFilesystemErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthFilesystemErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthFilesystemLastErrorTimeMetricConfig provides config for the disk_health.filesystem.last_error.time metric.
+type DiskHealthFilesystemLastErrorTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthFilesystemLastErrorTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthFilesystemReadOnlyAfterErrorsMetricConfig provides config for the disk_health.filesystem.read_only_after_errors metric.
+type DiskHealthFilesystemReadOnlyAfterErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthFilesystemReadOnlyAfterErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthLogicalDiskMdArrayStateMetricConfig provides config for the disk_health.logical_disk.md.array_state metric.
+type DiskHealthLogicalDiskMdArrayStateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthLogicalDiskMdArrayStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthLogicalDiskMdDegradedMetricConfig provides config for the disk_health.logical_disk.md.degraded metric.
+type DiskHealthLogicalDiskMdDegradedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthLogicalDiskMdDegradedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthLogicalDiskMdMemberStateMetricConfig provides config for the disk_health.logical_disk.md.member.state metric.
+type DiskHealthLogicalDiskMdMemberStateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthLogicalDiskMdMemberStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthLogicalDiskMdMismatchesMetricConfig provides config for the disk_health.logical_disk.md.mismatches metric.
+type DiskHealthLogicalDiskMdMismatchesMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthLogicalDiskMdMismatchesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthLogicalDiskMdRaidDisksMetricConfig provides config for the disk_health.logical_disk.md.raid_disks metric.
+type DiskHealthLogicalDiskMdRaidDisksMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthLogicalDiskMdRaidDisksMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthLogicalDiskMdSyncProgressMetricConfig provides config for the disk_health.logical_disk.md.sync.progress metric.
+type DiskHealthLogicalDiskMdSyncProgressMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthLogicalDiskMdSyncProgressMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthLogicalDiskMdSyncRemainingTimeMetricConfig provides config for the disk_health.logical_disk.md.sync.remaining_time metric.
+type DiskHealthLogicalDiskMdSyncRemainingTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthLogicalDiskMdSyncRemainingTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthLogicalDiskMdSyncSpeedMetricConfig provides config for the disk_health.logical_disk.md.sync.speed metric.
+type DiskHealthLogicalDiskMdSyncSpeedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthLogicalDiskMdSyncSpeedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthLogicalDiskMdSyncActionMetricConfig provides config for the disk_health.logical_disk.md.sync_action metric.
+type DiskHealthLogicalDiskMdSyncActionMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthLogicalDiskMdSyncActionMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthLogicalDiskMetadataLimitMetricConfig provides config for the disk_health.logical_disk.metadata.limit metric.
+type DiskHealthLogicalDiskMetadataLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthLogicalDiskMetadataLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthLogicalDiskMetadataUsageMetricConfig provides config for the disk_health.logical_disk.metadata.usage metric.
+type DiskHealthLogicalDiskMetadataUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthLogicalDiskMetadataUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthLogicalDiskMetadataUtilizationMetricConfig provides config for the disk_health.logical_disk.metadata.utilization metric.
+type DiskHealthLogicalDiskMetadataUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthLogicalDiskMetadataUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthLogicalDiskMultipathPathsMetricConfig provides config for the disk_health.logical_disk.multipath.paths metric.
+type DiskHealthLogicalDiskMultipathPathsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthLogicalDiskMultipathPathsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthLogicalDiskThinPoolModeMetricConfig provides config for the disk_health.logical_disk.thin_pool.mode metric.
+type DiskHealthLogicalDiskThinPoolModeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthLogicalDiskThinPoolModeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthLogicalDiskThinPoolNeedsCheckMetricConfig provides config for the disk_health.logical_disk.thin_pool.needs_check metric.
+type DiskHealthLogicalDiskThinPoolNeedsCheckMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthLogicalDiskThinPoolNeedsCheckMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // DiskHealthNvmeNamespacePathsLiveMetricConfig provides config for the disk_health.nvme.namespace.paths.live metric.
 type DiskHealthNvmeNamespacePathsLiveMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -106,6 +486,26 @@ func (ms *DiskHealthNvmeSubsystemsOmittedMetricConfig) Unmarshal(parser *confmap
 	return nil
 }
 
+// DiskHealthPhysicalDiskScsiCommandsMetricConfig provides config for the disk_health.physical_disk.scsi.commands metric.
+type DiskHealthPhysicalDiskScsiCommandsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthPhysicalDiskScsiCommandsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // DiskHealthStackReadStatusMetricConfig provides config for the disk_health.stack.read.status metric.
 type DiskHealthStackReadStatusMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -166,306 +566,6 @@ func (ms *HwLogicalDiskLimitMetricConfig) Unmarshal(parser *confmap.Conf) error 
 	return nil
 }
 
-// HwLogicalDiskMdArrayStateMetricConfig provides config for the hw.logical_disk.md.array_state metric.
-type HwLogicalDiskMdArrayStateMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwLogicalDiskMdArrayStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// HwLogicalDiskMdDegradedMetricConfig provides config for the hw.logical_disk.md.degraded metric.
-type HwLogicalDiskMdDegradedMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwLogicalDiskMdDegradedMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// HwLogicalDiskMdMemberStateMetricConfig provides config for the hw.logical_disk.md.member.state metric.
-type HwLogicalDiskMdMemberStateMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwLogicalDiskMdMemberStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// HwLogicalDiskMdMismatchesMetricConfig provides config for the hw.logical_disk.md.mismatches metric.
-type HwLogicalDiskMdMismatchesMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwLogicalDiskMdMismatchesMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// HwLogicalDiskMdRaidDisksMetricConfig provides config for the hw.logical_disk.md.raid_disks metric.
-type HwLogicalDiskMdRaidDisksMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwLogicalDiskMdRaidDisksMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// HwLogicalDiskMdSyncProgressMetricConfig provides config for the hw.logical_disk.md.sync.progress metric.
-type HwLogicalDiskMdSyncProgressMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwLogicalDiskMdSyncProgressMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// HwLogicalDiskMdSyncRemainingTimeMetricConfig provides config for the hw.logical_disk.md.sync.remaining_time metric.
-type HwLogicalDiskMdSyncRemainingTimeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwLogicalDiskMdSyncRemainingTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// HwLogicalDiskMdSyncSpeedMetricConfig provides config for the hw.logical_disk.md.sync.speed metric.
-type HwLogicalDiskMdSyncSpeedMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwLogicalDiskMdSyncSpeedMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// HwLogicalDiskMdSyncActionMetricConfig provides config for the hw.logical_disk.md.sync_action metric.
-type HwLogicalDiskMdSyncActionMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwLogicalDiskMdSyncActionMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// HwLogicalDiskMetadataLimitMetricConfig provides config for the hw.logical_disk.metadata.limit metric.
-type HwLogicalDiskMetadataLimitMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwLogicalDiskMetadataLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// HwLogicalDiskMetadataUsageMetricConfig provides config for the hw.logical_disk.metadata.usage metric.
-type HwLogicalDiskMetadataUsageMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwLogicalDiskMetadataUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// HwLogicalDiskMetadataUtilizationMetricConfig provides config for the hw.logical_disk.metadata.utilization metric.
-type HwLogicalDiskMetadataUtilizationMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwLogicalDiskMetadataUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// HwLogicalDiskMultipathPathsMetricConfig provides config for the hw.logical_disk.multipath.paths metric.
-type HwLogicalDiskMultipathPathsMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwLogicalDiskMultipathPathsMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// HwLogicalDiskThinPoolModeMetricConfig provides config for the hw.logical_disk.thin_pool.mode metric.
-type HwLogicalDiskThinPoolModeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwLogicalDiskThinPoolModeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// HwLogicalDiskThinPoolNeedsCheckMetricConfig provides config for the hw.logical_disk.thin_pool.needs_check metric.
-type HwLogicalDiskThinPoolNeedsCheckMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwLogicalDiskThinPoolNeedsCheckMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
 // HwLogicalDiskUsageMetricConfig provides config for the hw.logical_disk.usage metric.
 type HwLogicalDiskUsageMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -506,26 +606,6 @@ func (ms *HwLogicalDiskUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) 
 	return nil
 }
 
-// HwPhysicalDiskScsiCommandsMetricConfig provides config for the hw.physical_disk.scsi.commands metric.
-type HwPhysicalDiskScsiCommandsMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwPhysicalDiskScsiCommandsMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
 // HwStatusMetricConfig provides config for the hw.status metric.
 type HwStatusMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -546,123 +626,100 @@ func (ms *HwStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-// SystemFilesystemDeviceErrorsMetricConfig provides config for the system.filesystem.device.errors metric.
-type SystemFilesystemDeviceErrorsMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *SystemFilesystemDeviceErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// SystemFilesystemErrorsMetricConfig provides config for the system.filesystem.errors metric.
-type SystemFilesystemErrorsMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *SystemFilesystemErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// SystemFilesystemErrorsTimeMetricConfig provides config for the system.filesystem.errors.time metric.
-type SystemFilesystemErrorsTimeMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *SystemFilesystemErrorsTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-// SystemFilesystemReadOnlyAfterErrorsMetricConfig provides config for the system.filesystem.read_only_after_errors metric.
-type SystemFilesystemReadOnlyAfterErrorsMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *SystemFilesystemReadOnlyAfterErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
 // MetricsConfig provides config for stack metrics.
 type MetricsConfig struct {
-	DiskHealthNvmeNamespacePathsLive      DiskHealthNvmeNamespacePathsLiveMetricConfig      `mapstructure:"disk_health.nvme.namespace.paths.live"`
-	DiskHealthNvmeNamespacePathsLiveMax   DiskHealthNvmeNamespacePathsLiveMaxMetricConfig   `mapstructure:"disk_health.nvme.namespace.paths.live_max"`
-	DiskHealthNvmeNamespacePathsOptimized DiskHealthNvmeNamespacePathsOptimizedMetricConfig `mapstructure:"disk_health.nvme.namespace.paths.optimized"`
-	DiskHealthNvmeSubsystemPaths          DiskHealthNvmeSubsystemPathsMetricConfig          `mapstructure:"disk_health.nvme.subsystem.paths"`
-	DiskHealthNvmeSubsystemsOmitted       DiskHealthNvmeSubsystemsOmittedMetricConfig       `mapstructure:"disk_health.nvme.subsystems.omitted"`
-	DiskHealthStackReadStatus             DiskHealthStackReadStatusMetricConfig             `mapstructure:"disk_health.stack.read.status"`
-	HwErrors                              HwErrorsMetricConfig                              `mapstructure:"hw.errors"`
-	HwLogicalDiskLimit                    HwLogicalDiskLimitMetricConfig                    `mapstructure:"hw.logical_disk.limit"`
-	HwLogicalDiskMdArrayState             HwLogicalDiskMdArrayStateMetricConfig             `mapstructure:"hw.logical_disk.md.array_state"`
-	HwLogicalDiskMdDegraded               HwLogicalDiskMdDegradedMetricConfig               `mapstructure:"hw.logical_disk.md.degraded"`
-	HwLogicalDiskMdMemberState            HwLogicalDiskMdMemberStateMetricConfig            `mapstructure:"hw.logical_disk.md.member.state"`
-	HwLogicalDiskMdMismatches             HwLogicalDiskMdMismatchesMetricConfig             `mapstructure:"hw.logical_disk.md.mismatches"`
-	HwLogicalDiskMdRaidDisks              HwLogicalDiskMdRaidDisksMetricConfig              `mapstructure:"hw.logical_disk.md.raid_disks"`
-	HwLogicalDiskMdSyncProgress           HwLogicalDiskMdSyncProgressMetricConfig           `mapstructure:"hw.logical_disk.md.sync.progress"`
-	HwLogicalDiskMdSyncRemainingTime      HwLogicalDiskMdSyncRemainingTimeMetricConfig      `mapstructure:"hw.logical_disk.md.sync.remaining_time"`
-	HwLogicalDiskMdSyncSpeed              HwLogicalDiskMdSyncSpeedMetricConfig              `mapstructure:"hw.logical_disk.md.sync.speed"`
-	HwLogicalDiskMdSyncAction             HwLogicalDiskMdSyncActionMetricConfig             `mapstructure:"hw.logical_disk.md.sync_action"`
-	HwLogicalDiskMetadataLimit            HwLogicalDiskMetadataLimitMetricConfig            `mapstructure:"hw.logical_disk.metadata.limit"`
-	HwLogicalDiskMetadataUsage            HwLogicalDiskMetadataUsageMetricConfig            `mapstructure:"hw.logical_disk.metadata.usage"`
-	HwLogicalDiskMetadataUtilization      HwLogicalDiskMetadataUtilizationMetricConfig      `mapstructure:"hw.logical_disk.metadata.utilization"`
-	HwLogicalDiskMultipathPaths           HwLogicalDiskMultipathPathsMetricConfig           `mapstructure:"hw.logical_disk.multipath.paths"`
-	HwLogicalDiskThinPoolMode             HwLogicalDiskThinPoolModeMetricConfig             `mapstructure:"hw.logical_disk.thin_pool.mode"`
-	HwLogicalDiskThinPoolNeedsCheck       HwLogicalDiskThinPoolNeedsCheckMetricConfig       `mapstructure:"hw.logical_disk.thin_pool.needs_check"`
-	HwLogicalDiskUsage                    HwLogicalDiskUsageMetricConfig                    `mapstructure:"hw.logical_disk.usage"`
-	HwLogicalDiskUtilization              HwLogicalDiskUtilizationMetricConfig              `mapstructure:"hw.logical_disk.utilization"`
-	HwPhysicalDiskScsiCommands            HwPhysicalDiskScsiCommandsMetricConfig            `mapstructure:"hw.physical_disk.scsi.commands"`
-	HwStatus                              HwStatusMetricConfig                              `mapstructure:"hw.status"`
-	SystemFilesystemDeviceErrors          SystemFilesystemDeviceErrorsMetricConfig          `mapstructure:"system.filesystem.device.errors"`
-	SystemFilesystemErrors                SystemFilesystemErrorsMetricConfig                `mapstructure:"system.filesystem.errors"`
-	SystemFilesystemErrorsTime            SystemFilesystemErrorsTimeMetricConfig            `mapstructure:"system.filesystem.errors.time"`
-	SystemFilesystemReadOnlyAfterErrors   SystemFilesystemReadOnlyAfterErrorsMetricConfig   `mapstructure:"system.filesystem.read_only_after_errors"`
+	DiskHealthFilesystemDeviceErrors         DiskHealthFilesystemDeviceErrorsMetricConfig         `mapstructure:"disk_health.filesystem.device.errors"`
+	DiskHealthFilesystemErrors               DiskHealthFilesystemErrorsMetricConfig               `mapstructure:"disk_health.filesystem.errors"`
+	DiskHealthFilesystemLastErrorTime        DiskHealthFilesystemLastErrorTimeMetricConfig        `mapstructure:"disk_health.filesystem.last_error.time"`
+	DiskHealthFilesystemReadOnlyAfterErrors  DiskHealthFilesystemReadOnlyAfterErrorsMetricConfig  `mapstructure:"disk_health.filesystem.read_only_after_errors"`
+	DiskHealthLogicalDiskMdArrayState        DiskHealthLogicalDiskMdArrayStateMetricConfig        `mapstructure:"disk_health.logical_disk.md.array_state"`
+	DiskHealthLogicalDiskMdDegraded          DiskHealthLogicalDiskMdDegradedMetricConfig          `mapstructure:"disk_health.logical_disk.md.degraded"`
+	DiskHealthLogicalDiskMdMemberState       DiskHealthLogicalDiskMdMemberStateMetricConfig       `mapstructure:"disk_health.logical_disk.md.member.state"`
+	DiskHealthLogicalDiskMdMismatches        DiskHealthLogicalDiskMdMismatchesMetricConfig        `mapstructure:"disk_health.logical_disk.md.mismatches"`
+	DiskHealthLogicalDiskMdRaidDisks         DiskHealthLogicalDiskMdRaidDisksMetricConfig         `mapstructure:"disk_health.logical_disk.md.raid_disks"`
+	DiskHealthLogicalDiskMdSyncProgress      DiskHealthLogicalDiskMdSyncProgressMetricConfig      `mapstructure:"disk_health.logical_disk.md.sync.progress"`
+	DiskHealthLogicalDiskMdSyncRemainingTime DiskHealthLogicalDiskMdSyncRemainingTimeMetricConfig `mapstructure:"disk_health.logical_disk.md.sync.remaining_time"`
+	DiskHealthLogicalDiskMdSyncSpeed         DiskHealthLogicalDiskMdSyncSpeedMetricConfig         `mapstructure:"disk_health.logical_disk.md.sync.speed"`
+	DiskHealthLogicalDiskMdSyncAction        DiskHealthLogicalDiskMdSyncActionMetricConfig        `mapstructure:"disk_health.logical_disk.md.sync_action"`
+	DiskHealthLogicalDiskMetadataLimit       DiskHealthLogicalDiskMetadataLimitMetricConfig       `mapstructure:"disk_health.logical_disk.metadata.limit"`
+	DiskHealthLogicalDiskMetadataUsage       DiskHealthLogicalDiskMetadataUsageMetricConfig       `mapstructure:"disk_health.logical_disk.metadata.usage"`
+	DiskHealthLogicalDiskMetadataUtilization DiskHealthLogicalDiskMetadataUtilizationMetricConfig `mapstructure:"disk_health.logical_disk.metadata.utilization"`
+	DiskHealthLogicalDiskMultipathPaths      DiskHealthLogicalDiskMultipathPathsMetricConfig      `mapstructure:"disk_health.logical_disk.multipath.paths"`
+	DiskHealthLogicalDiskThinPoolMode        DiskHealthLogicalDiskThinPoolModeMetricConfig        `mapstructure:"disk_health.logical_disk.thin_pool.mode"`
+	DiskHealthLogicalDiskThinPoolNeedsCheck  DiskHealthLogicalDiskThinPoolNeedsCheckMetricConfig  `mapstructure:"disk_health.logical_disk.thin_pool.needs_check"`
+	DiskHealthNvmeNamespacePathsLive         DiskHealthNvmeNamespacePathsLiveMetricConfig         `mapstructure:"disk_health.nvme.namespace.paths.live"`
+	DiskHealthNvmeNamespacePathsLiveMax      DiskHealthNvmeNamespacePathsLiveMaxMetricConfig      `mapstructure:"disk_health.nvme.namespace.paths.live_max"`
+	DiskHealthNvmeNamespacePathsOptimized    DiskHealthNvmeNamespacePathsOptimizedMetricConfig    `mapstructure:"disk_health.nvme.namespace.paths.optimized"`
+	DiskHealthNvmeSubsystemPaths             DiskHealthNvmeSubsystemPathsMetricConfig             `mapstructure:"disk_health.nvme.subsystem.paths"`
+	DiskHealthNvmeSubsystemsOmitted          DiskHealthNvmeSubsystemsOmittedMetricConfig          `mapstructure:"disk_health.nvme.subsystems.omitted"`
+	DiskHealthPhysicalDiskScsiCommands       DiskHealthPhysicalDiskScsiCommandsMetricConfig       `mapstructure:"disk_health.physical_disk.scsi.commands"`
+	DiskHealthStackReadStatus                DiskHealthStackReadStatusMetricConfig                `mapstructure:"disk_health.stack.read.status"`
+	HwErrors                                 HwErrorsMetricConfig                                 `mapstructure:"hw.errors"`
+	HwLogicalDiskLimit                       HwLogicalDiskLimitMetricConfig                       `mapstructure:"hw.logical_disk.limit"`
+	HwLogicalDiskUsage                       HwLogicalDiskUsageMetricConfig                       `mapstructure:"hw.logical_disk.usage"`
+	HwLogicalDiskUtilization                 HwLogicalDiskUtilizationMetricConfig                 `mapstructure:"hw.logical_disk.utilization"`
+	HwStatus                                 HwStatusMetricConfig                                 `mapstructure:"hw.status"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		DiskHealthFilesystemDeviceErrors: DiskHealthFilesystemDeviceErrorsMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthFilesystemErrors: DiskHealthFilesystemErrorsMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthFilesystemLastErrorTime: DiskHealthFilesystemLastErrorTimeMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthFilesystemReadOnlyAfterErrors: DiskHealthFilesystemReadOnlyAfterErrorsMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthLogicalDiskMdArrayState: DiskHealthLogicalDiskMdArrayStateMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthLogicalDiskMdDegraded: DiskHealthLogicalDiskMdDegradedMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthLogicalDiskMdMemberState: DiskHealthLogicalDiskMdMemberStateMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthLogicalDiskMdMismatches: DiskHealthLogicalDiskMdMismatchesMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthLogicalDiskMdRaidDisks: DiskHealthLogicalDiskMdRaidDisksMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthLogicalDiskMdSyncProgress: DiskHealthLogicalDiskMdSyncProgressMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthLogicalDiskMdSyncRemainingTime: DiskHealthLogicalDiskMdSyncRemainingTimeMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthLogicalDiskMdSyncSpeed: DiskHealthLogicalDiskMdSyncSpeedMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthLogicalDiskMdSyncAction: DiskHealthLogicalDiskMdSyncActionMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthLogicalDiskMetadataLimit: DiskHealthLogicalDiskMetadataLimitMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthLogicalDiskMetadataUsage: DiskHealthLogicalDiskMetadataUsageMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthLogicalDiskMetadataUtilization: DiskHealthLogicalDiskMetadataUtilizationMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthLogicalDiskMultipathPaths: DiskHealthLogicalDiskMultipathPathsMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthLogicalDiskThinPoolMode: DiskHealthLogicalDiskThinPoolModeMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthLogicalDiskThinPoolNeedsCheck: DiskHealthLogicalDiskThinPoolNeedsCheckMetricConfig{
+			Enabled: true,
+		},
 		DiskHealthNvmeNamespacePathsLive: DiskHealthNvmeNamespacePathsLiveMetricConfig{
 			Enabled: true,
 		},
@@ -678,6 +735,9 @@ func DefaultMetricsConfig() MetricsConfig {
 		DiskHealthNvmeSubsystemsOmitted: DiskHealthNvmeSubsystemsOmittedMetricConfig{
 			Enabled: true,
 		},
+		DiskHealthPhysicalDiskScsiCommands: DiskHealthPhysicalDiskScsiCommandsMetricConfig{
+			Enabled: true,
+		},
 		DiskHealthStackReadStatus: DiskHealthStackReadStatusMetricConfig{
 			Enabled: true,
 		},
@@ -687,73 +747,13 @@ func DefaultMetricsConfig() MetricsConfig {
 		HwLogicalDiskLimit: HwLogicalDiskLimitMetricConfig{
 			Enabled: true,
 		},
-		HwLogicalDiskMdArrayState: HwLogicalDiskMdArrayStateMetricConfig{
-			Enabled: true,
-		},
-		HwLogicalDiskMdDegraded: HwLogicalDiskMdDegradedMetricConfig{
-			Enabled: true,
-		},
-		HwLogicalDiskMdMemberState: HwLogicalDiskMdMemberStateMetricConfig{
-			Enabled: true,
-		},
-		HwLogicalDiskMdMismatches: HwLogicalDiskMdMismatchesMetricConfig{
-			Enabled: true,
-		},
-		HwLogicalDiskMdRaidDisks: HwLogicalDiskMdRaidDisksMetricConfig{
-			Enabled: true,
-		},
-		HwLogicalDiskMdSyncProgress: HwLogicalDiskMdSyncProgressMetricConfig{
-			Enabled: true,
-		},
-		HwLogicalDiskMdSyncRemainingTime: HwLogicalDiskMdSyncRemainingTimeMetricConfig{
-			Enabled: true,
-		},
-		HwLogicalDiskMdSyncSpeed: HwLogicalDiskMdSyncSpeedMetricConfig{
-			Enabled: true,
-		},
-		HwLogicalDiskMdSyncAction: HwLogicalDiskMdSyncActionMetricConfig{
-			Enabled: true,
-		},
-		HwLogicalDiskMetadataLimit: HwLogicalDiskMetadataLimitMetricConfig{
-			Enabled: true,
-		},
-		HwLogicalDiskMetadataUsage: HwLogicalDiskMetadataUsageMetricConfig{
-			Enabled: true,
-		},
-		HwLogicalDiskMetadataUtilization: HwLogicalDiskMetadataUtilizationMetricConfig{
-			Enabled: true,
-		},
-		HwLogicalDiskMultipathPaths: HwLogicalDiskMultipathPathsMetricConfig{
-			Enabled: true,
-		},
-		HwLogicalDiskThinPoolMode: HwLogicalDiskThinPoolModeMetricConfig{
-			Enabled: true,
-		},
-		HwLogicalDiskThinPoolNeedsCheck: HwLogicalDiskThinPoolNeedsCheckMetricConfig{
-			Enabled: true,
-		},
 		HwLogicalDiskUsage: HwLogicalDiskUsageMetricConfig{
 			Enabled: true,
 		},
 		HwLogicalDiskUtilization: HwLogicalDiskUtilizationMetricConfig{
 			Enabled: true,
 		},
-		HwPhysicalDiskScsiCommands: HwPhysicalDiskScsiCommandsMetricConfig{
-			Enabled: true,
-		},
 		HwStatus: HwStatusMetricConfig{
-			Enabled: true,
-		},
-		SystemFilesystemDeviceErrors: SystemFilesystemDeviceErrorsMetricConfig{
-			Enabled: true,
-		},
-		SystemFilesystemErrors: SystemFilesystemErrorsMetricConfig{
-			Enabled: true,
-		},
-		SystemFilesystemErrorsTime: SystemFilesystemErrorsTimeMetricConfig{
-			Enabled: true,
-		},
-		SystemFilesystemReadOnlyAfterErrors: SystemFilesystemReadOnlyAfterErrorsMetricConfig{
 			Enabled: true,
 		},
 	}

@@ -26,6 +26,63 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					DiskHealthFilesystemDeviceErrors: DiskHealthFilesystemDeviceErrorsMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthFilesystemErrors: DiskHealthFilesystemErrorsMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthFilesystemLastErrorTime: DiskHealthFilesystemLastErrorTimeMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthFilesystemReadOnlyAfterErrors: DiskHealthFilesystemReadOnlyAfterErrorsMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthLogicalDiskMdArrayState: DiskHealthLogicalDiskMdArrayStateMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthLogicalDiskMdDegraded: DiskHealthLogicalDiskMdDegradedMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthLogicalDiskMdMemberState: DiskHealthLogicalDiskMdMemberStateMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthLogicalDiskMdMismatches: DiskHealthLogicalDiskMdMismatchesMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthLogicalDiskMdRaidDisks: DiskHealthLogicalDiskMdRaidDisksMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthLogicalDiskMdSyncProgress: DiskHealthLogicalDiskMdSyncProgressMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthLogicalDiskMdSyncRemainingTime: DiskHealthLogicalDiskMdSyncRemainingTimeMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthLogicalDiskMdSyncSpeed: DiskHealthLogicalDiskMdSyncSpeedMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthLogicalDiskMdSyncAction: DiskHealthLogicalDiskMdSyncActionMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthLogicalDiskMetadataLimit: DiskHealthLogicalDiskMetadataLimitMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthLogicalDiskMetadataUsage: DiskHealthLogicalDiskMetadataUsageMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthLogicalDiskMetadataUtilization: DiskHealthLogicalDiskMetadataUtilizationMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthLogicalDiskMultipathPaths: DiskHealthLogicalDiskMultipathPathsMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthLogicalDiskThinPoolMode: DiskHealthLogicalDiskThinPoolModeMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthLogicalDiskThinPoolNeedsCheck: DiskHealthLogicalDiskThinPoolNeedsCheckMetricConfig{
+						Enabled: true,
+					},
 					DiskHealthNvmeNamespacePathsLive: DiskHealthNvmeNamespacePathsLiveMetricConfig{
 						Enabled: true,
 					},
@@ -41,6 +98,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					DiskHealthNvmeSubsystemsOmitted: DiskHealthNvmeSubsystemsOmittedMetricConfig{
 						Enabled: true,
 					},
+					DiskHealthPhysicalDiskScsiCommands: DiskHealthPhysicalDiskScsiCommandsMetricConfig{
+						Enabled: true,
+					},
 					DiskHealthStackReadStatus: DiskHealthStackReadStatusMetricConfig{
 						Enabled: true,
 					},
@@ -50,73 +110,13 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwLogicalDiskLimit: HwLogicalDiskLimitMetricConfig{
 						Enabled: true,
 					},
-					HwLogicalDiskMdArrayState: HwLogicalDiskMdArrayStateMetricConfig{
-						Enabled: true,
-					},
-					HwLogicalDiskMdDegraded: HwLogicalDiskMdDegradedMetricConfig{
-						Enabled: true,
-					},
-					HwLogicalDiskMdMemberState: HwLogicalDiskMdMemberStateMetricConfig{
-						Enabled: true,
-					},
-					HwLogicalDiskMdMismatches: HwLogicalDiskMdMismatchesMetricConfig{
-						Enabled: true,
-					},
-					HwLogicalDiskMdRaidDisks: HwLogicalDiskMdRaidDisksMetricConfig{
-						Enabled: true,
-					},
-					HwLogicalDiskMdSyncProgress: HwLogicalDiskMdSyncProgressMetricConfig{
-						Enabled: true,
-					},
-					HwLogicalDiskMdSyncRemainingTime: HwLogicalDiskMdSyncRemainingTimeMetricConfig{
-						Enabled: true,
-					},
-					HwLogicalDiskMdSyncSpeed: HwLogicalDiskMdSyncSpeedMetricConfig{
-						Enabled: true,
-					},
-					HwLogicalDiskMdSyncAction: HwLogicalDiskMdSyncActionMetricConfig{
-						Enabled: true,
-					},
-					HwLogicalDiskMetadataLimit: HwLogicalDiskMetadataLimitMetricConfig{
-						Enabled: true,
-					},
-					HwLogicalDiskMetadataUsage: HwLogicalDiskMetadataUsageMetricConfig{
-						Enabled: true,
-					},
-					HwLogicalDiskMetadataUtilization: HwLogicalDiskMetadataUtilizationMetricConfig{
-						Enabled: true,
-					},
-					HwLogicalDiskMultipathPaths: HwLogicalDiskMultipathPathsMetricConfig{
-						Enabled: true,
-					},
-					HwLogicalDiskThinPoolMode: HwLogicalDiskThinPoolModeMetricConfig{
-						Enabled: true,
-					},
-					HwLogicalDiskThinPoolNeedsCheck: HwLogicalDiskThinPoolNeedsCheckMetricConfig{
-						Enabled: true,
-					},
 					HwLogicalDiskUsage: HwLogicalDiskUsageMetricConfig{
 						Enabled: true,
 					},
 					HwLogicalDiskUtilization: HwLogicalDiskUtilizationMetricConfig{
 						Enabled: true,
 					},
-					HwPhysicalDiskScsiCommands: HwPhysicalDiskScsiCommandsMetricConfig{
-						Enabled: true,
-					},
 					HwStatus: HwStatusMetricConfig{
-						Enabled: true,
-					},
-					SystemFilesystemDeviceErrors: SystemFilesystemDeviceErrorsMetricConfig{
-						Enabled: true,
-					},
-					SystemFilesystemErrors: SystemFilesystemErrorsMetricConfig{
-						Enabled: true,
-					},
-					SystemFilesystemErrorsTime: SystemFilesystemErrorsTimeMetricConfig{
-						Enabled: true,
-					},
-					SystemFilesystemReadOnlyAfterErrors: SystemFilesystemReadOnlyAfterErrorsMetricConfig{
 						Enabled: true,
 					},
 				},
@@ -126,6 +126,63 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					DiskHealthFilesystemDeviceErrors: DiskHealthFilesystemDeviceErrorsMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthFilesystemErrors: DiskHealthFilesystemErrorsMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthFilesystemLastErrorTime: DiskHealthFilesystemLastErrorTimeMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthFilesystemReadOnlyAfterErrors: DiskHealthFilesystemReadOnlyAfterErrorsMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthLogicalDiskMdArrayState: DiskHealthLogicalDiskMdArrayStateMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthLogicalDiskMdDegraded: DiskHealthLogicalDiskMdDegradedMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthLogicalDiskMdMemberState: DiskHealthLogicalDiskMdMemberStateMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthLogicalDiskMdMismatches: DiskHealthLogicalDiskMdMismatchesMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthLogicalDiskMdRaidDisks: DiskHealthLogicalDiskMdRaidDisksMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthLogicalDiskMdSyncProgress: DiskHealthLogicalDiskMdSyncProgressMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthLogicalDiskMdSyncRemainingTime: DiskHealthLogicalDiskMdSyncRemainingTimeMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthLogicalDiskMdSyncSpeed: DiskHealthLogicalDiskMdSyncSpeedMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthLogicalDiskMdSyncAction: DiskHealthLogicalDiskMdSyncActionMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthLogicalDiskMetadataLimit: DiskHealthLogicalDiskMetadataLimitMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthLogicalDiskMetadataUsage: DiskHealthLogicalDiskMetadataUsageMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthLogicalDiskMetadataUtilization: DiskHealthLogicalDiskMetadataUtilizationMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthLogicalDiskMultipathPaths: DiskHealthLogicalDiskMultipathPathsMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthLogicalDiskThinPoolMode: DiskHealthLogicalDiskThinPoolModeMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthLogicalDiskThinPoolNeedsCheck: DiskHealthLogicalDiskThinPoolNeedsCheckMetricConfig{
+						Enabled: false,
+					},
 					DiskHealthNvmeNamespacePathsLive: DiskHealthNvmeNamespacePathsLiveMetricConfig{
 						Enabled: false,
 					},
@@ -141,6 +198,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					DiskHealthNvmeSubsystemsOmitted: DiskHealthNvmeSubsystemsOmittedMetricConfig{
 						Enabled: false,
 					},
+					DiskHealthPhysicalDiskScsiCommands: DiskHealthPhysicalDiskScsiCommandsMetricConfig{
+						Enabled: false,
+					},
 					DiskHealthStackReadStatus: DiskHealthStackReadStatusMetricConfig{
 						Enabled: false,
 					},
@@ -150,73 +210,13 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwLogicalDiskLimit: HwLogicalDiskLimitMetricConfig{
 						Enabled: false,
 					},
-					HwLogicalDiskMdArrayState: HwLogicalDiskMdArrayStateMetricConfig{
-						Enabled: false,
-					},
-					HwLogicalDiskMdDegraded: HwLogicalDiskMdDegradedMetricConfig{
-						Enabled: false,
-					},
-					HwLogicalDiskMdMemberState: HwLogicalDiskMdMemberStateMetricConfig{
-						Enabled: false,
-					},
-					HwLogicalDiskMdMismatches: HwLogicalDiskMdMismatchesMetricConfig{
-						Enabled: false,
-					},
-					HwLogicalDiskMdRaidDisks: HwLogicalDiskMdRaidDisksMetricConfig{
-						Enabled: false,
-					},
-					HwLogicalDiskMdSyncProgress: HwLogicalDiskMdSyncProgressMetricConfig{
-						Enabled: false,
-					},
-					HwLogicalDiskMdSyncRemainingTime: HwLogicalDiskMdSyncRemainingTimeMetricConfig{
-						Enabled: false,
-					},
-					HwLogicalDiskMdSyncSpeed: HwLogicalDiskMdSyncSpeedMetricConfig{
-						Enabled: false,
-					},
-					HwLogicalDiskMdSyncAction: HwLogicalDiskMdSyncActionMetricConfig{
-						Enabled: false,
-					},
-					HwLogicalDiskMetadataLimit: HwLogicalDiskMetadataLimitMetricConfig{
-						Enabled: false,
-					},
-					HwLogicalDiskMetadataUsage: HwLogicalDiskMetadataUsageMetricConfig{
-						Enabled: false,
-					},
-					HwLogicalDiskMetadataUtilization: HwLogicalDiskMetadataUtilizationMetricConfig{
-						Enabled: false,
-					},
-					HwLogicalDiskMultipathPaths: HwLogicalDiskMultipathPathsMetricConfig{
-						Enabled: false,
-					},
-					HwLogicalDiskThinPoolMode: HwLogicalDiskThinPoolModeMetricConfig{
-						Enabled: false,
-					},
-					HwLogicalDiskThinPoolNeedsCheck: HwLogicalDiskThinPoolNeedsCheckMetricConfig{
-						Enabled: false,
-					},
 					HwLogicalDiskUsage: HwLogicalDiskUsageMetricConfig{
 						Enabled: false,
 					},
 					HwLogicalDiskUtilization: HwLogicalDiskUtilizationMetricConfig{
 						Enabled: false,
 					},
-					HwPhysicalDiskScsiCommands: HwPhysicalDiskScsiCommandsMetricConfig{
-						Enabled: false,
-					},
 					HwStatus: HwStatusMetricConfig{
-						Enabled: false,
-					},
-					SystemFilesystemDeviceErrors: SystemFilesystemDeviceErrorsMetricConfig{
-						Enabled: false,
-					},
-					SystemFilesystemErrors: SystemFilesystemErrorsMetricConfig{
-						Enabled: false,
-					},
-					SystemFilesystemErrorsTime: SystemFilesystemErrorsTimeMetricConfig{
-						Enabled: false,
-					},
-					SystemFilesystemReadOnlyAfterErrors: SystemFilesystemReadOnlyAfterErrorsMetricConfig{
 						Enabled: false,
 					},
 				},
@@ -226,7 +226,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthNvmeNamespacePathsLiveMetricConfig{}, DiskHealthNvmeNamespacePathsLiveMaxMetricConfig{}, DiskHealthNvmeNamespacePathsOptimizedMetricConfig{}, DiskHealthNvmeSubsystemPathsMetricConfig{}, DiskHealthNvmeSubsystemsOmittedMetricConfig{}, DiskHealthStackReadStatusMetricConfig{}, HwErrorsMetricConfig{}, HwLogicalDiskLimitMetricConfig{}, HwLogicalDiskMdArrayStateMetricConfig{}, HwLogicalDiskMdDegradedMetricConfig{}, HwLogicalDiskMdMemberStateMetricConfig{}, HwLogicalDiskMdMismatchesMetricConfig{}, HwLogicalDiskMdRaidDisksMetricConfig{}, HwLogicalDiskMdSyncProgressMetricConfig{}, HwLogicalDiskMdSyncRemainingTimeMetricConfig{}, HwLogicalDiskMdSyncSpeedMetricConfig{}, HwLogicalDiskMdSyncActionMetricConfig{}, HwLogicalDiskMetadataLimitMetricConfig{}, HwLogicalDiskMetadataUsageMetricConfig{}, HwLogicalDiskMetadataUtilizationMetricConfig{}, HwLogicalDiskMultipathPathsMetricConfig{}, HwLogicalDiskThinPoolModeMetricConfig{}, HwLogicalDiskThinPoolNeedsCheckMetricConfig{}, HwLogicalDiskUsageMetricConfig{}, HwLogicalDiskUtilizationMetricConfig{}, HwPhysicalDiskScsiCommandsMetricConfig{}, HwStatusMetricConfig{}, SystemFilesystemDeviceErrorsMetricConfig{}, SystemFilesystemErrorsMetricConfig{}, SystemFilesystemErrorsTimeMetricConfig{}, SystemFilesystemReadOnlyAfterErrorsMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthFilesystemDeviceErrorsMetricConfig{}, DiskHealthFilesystemErrorsMetricConfig{}, DiskHealthFilesystemLastErrorTimeMetricConfig{}, DiskHealthFilesystemReadOnlyAfterErrorsMetricConfig{}, DiskHealthLogicalDiskMdArrayStateMetricConfig{}, DiskHealthLogicalDiskMdDegradedMetricConfig{}, DiskHealthLogicalDiskMdMemberStateMetricConfig{}, DiskHealthLogicalDiskMdMismatchesMetricConfig{}, DiskHealthLogicalDiskMdRaidDisksMetricConfig{}, DiskHealthLogicalDiskMdSyncProgressMetricConfig{}, DiskHealthLogicalDiskMdSyncRemainingTimeMetricConfig{}, DiskHealthLogicalDiskMdSyncSpeedMetricConfig{}, DiskHealthLogicalDiskMdSyncActionMetricConfig{}, DiskHealthLogicalDiskMetadataLimitMetricConfig{}, DiskHealthLogicalDiskMetadataUsageMetricConfig{}, DiskHealthLogicalDiskMetadataUtilizationMetricConfig{}, DiskHealthLogicalDiskMultipathPathsMetricConfig{}, DiskHealthLogicalDiskThinPoolModeMetricConfig{}, DiskHealthLogicalDiskThinPoolNeedsCheckMetricConfig{}, DiskHealthNvmeNamespacePathsLiveMetricConfig{}, DiskHealthNvmeNamespacePathsLiveMaxMetricConfig{}, DiskHealthNvmeNamespacePathsOptimizedMetricConfig{}, DiskHealthNvmeSubsystemPathsMetricConfig{}, DiskHealthNvmeSubsystemsOmittedMetricConfig{}, DiskHealthPhysicalDiskScsiCommandsMetricConfig{}, DiskHealthStackReadStatusMetricConfig{}, HwErrorsMetricConfig{}, HwLogicalDiskLimitMetricConfig{}, HwLogicalDiskUsageMetricConfig{}, HwLogicalDiskUtilizationMetricConfig{}, HwStatusMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}

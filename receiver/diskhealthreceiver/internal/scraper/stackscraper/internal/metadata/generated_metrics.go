@@ -3,11 +3,11 @@
 package metadata
 
 import (
+	conventions "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/semconv/v1.44.0"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
-	conventions "go.opentelemetry.io/otel/semconv/v1.38.0"
 	"time"
 )
 
@@ -17,6 +17,64 @@ const (
 	AggregationStrategyMin = "min"
 	AggregationStrategyMax = "max"
 )
+
+// AttributeDiskHealthMdMemberState specifies the value disk_health.md.member_state attribute.
+type AttributeDiskHealthMdMemberState int
+
+const (
+	_ AttributeDiskHealthMdMemberState = iota
+	AttributeDiskHealthMdMemberStateInSync
+	AttributeDiskHealthMdMemberStateFaulty
+	AttributeDiskHealthMdMemberStateSpare
+	AttributeDiskHealthMdMemberStateWriteMostly
+	AttributeDiskHealthMdMemberStateBlocked
+	AttributeDiskHealthMdMemberStateWriteError
+	AttributeDiskHealthMdMemberStateWantReplacement
+	AttributeDiskHealthMdMemberStateReplacement
+	AttributeDiskHealthMdMemberStateJournal
+	AttributeDiskHealthMdMemberStateFailfast
+)
+
+// String returns the string representation of the AttributeDiskHealthMdMemberState.
+func (av AttributeDiskHealthMdMemberState) String() string {
+	switch av {
+	case AttributeDiskHealthMdMemberStateInSync:
+		return "in_sync"
+	case AttributeDiskHealthMdMemberStateFaulty:
+		return "faulty"
+	case AttributeDiskHealthMdMemberStateSpare:
+		return "spare"
+	case AttributeDiskHealthMdMemberStateWriteMostly:
+		return "write_mostly"
+	case AttributeDiskHealthMdMemberStateBlocked:
+		return "blocked"
+	case AttributeDiskHealthMdMemberStateWriteError:
+		return "write_error"
+	case AttributeDiskHealthMdMemberStateWantReplacement:
+		return "want_replacement"
+	case AttributeDiskHealthMdMemberStateReplacement:
+		return "replacement"
+	case AttributeDiskHealthMdMemberStateJournal:
+		return "journal"
+	case AttributeDiskHealthMdMemberStateFailfast:
+		return "failfast"
+	}
+	return ""
+}
+
+// MapAttributeDiskHealthMdMemberState is a helper map of string to AttributeDiskHealthMdMemberState attribute value.
+var MapAttributeDiskHealthMdMemberState = map[string]AttributeDiskHealthMdMemberState{
+	"in_sync":          AttributeDiskHealthMdMemberStateInSync,
+	"faulty":           AttributeDiskHealthMdMemberStateFaulty,
+	"spare":            AttributeDiskHealthMdMemberStateSpare,
+	"write_mostly":     AttributeDiskHealthMdMemberStateWriteMostly,
+	"blocked":          AttributeDiskHealthMdMemberStateBlocked,
+	"write_error":      AttributeDiskHealthMdMemberStateWriteError,
+	"want_replacement": AttributeDiskHealthMdMemberStateWantReplacement,
+	"replacement":      AttributeDiskHealthMdMemberStateReplacement,
+	"journal":          AttributeDiskHealthMdMemberStateJournal,
+	"failfast":         AttributeDiskHealthMdMemberStateFailfast,
+}
 
 // AttributeDiskHealthNvmeAnaState specifies the value disk_health.nvme.ana.state attribute.
 type AttributeDiskHealthNvmeAnaState int
@@ -300,64 +358,6 @@ var MapAttributeMdArrayState = map[string]AttributeMdArrayState{
 	"broken":        AttributeMdArrayStateBroken,
 }
 
-// AttributeMdMemberState specifies the value md.member.state attribute.
-type AttributeMdMemberState int
-
-const (
-	_ AttributeMdMemberState = iota
-	AttributeMdMemberStateInSync
-	AttributeMdMemberStateFaulty
-	AttributeMdMemberStateSpare
-	AttributeMdMemberStateWriteMostly
-	AttributeMdMemberStateBlocked
-	AttributeMdMemberStateWriteError
-	AttributeMdMemberStateWantReplacement
-	AttributeMdMemberStateReplacement
-	AttributeMdMemberStateJournal
-	AttributeMdMemberStateFailfast
-)
-
-// String returns the string representation of the AttributeMdMemberState.
-func (av AttributeMdMemberState) String() string {
-	switch av {
-	case AttributeMdMemberStateInSync:
-		return "in_sync"
-	case AttributeMdMemberStateFaulty:
-		return "faulty"
-	case AttributeMdMemberStateSpare:
-		return "spare"
-	case AttributeMdMemberStateWriteMostly:
-		return "write_mostly"
-	case AttributeMdMemberStateBlocked:
-		return "blocked"
-	case AttributeMdMemberStateWriteError:
-		return "write_error"
-	case AttributeMdMemberStateWantReplacement:
-		return "want_replacement"
-	case AttributeMdMemberStateReplacement:
-		return "replacement"
-	case AttributeMdMemberStateJournal:
-		return "journal"
-	case AttributeMdMemberStateFailfast:
-		return "failfast"
-	}
-	return ""
-}
-
-// MapAttributeMdMemberState is a helper map of string to AttributeMdMemberState attribute value.
-var MapAttributeMdMemberState = map[string]AttributeMdMemberState{
-	"in_sync":          AttributeMdMemberStateInSync,
-	"faulty":           AttributeMdMemberStateFaulty,
-	"spare":            AttributeMdMemberStateSpare,
-	"write_mostly":     AttributeMdMemberStateWriteMostly,
-	"blocked":          AttributeMdMemberStateBlocked,
-	"write_error":      AttributeMdMemberStateWriteError,
-	"want_replacement": AttributeMdMemberStateWantReplacement,
-	"replacement":      AttributeMdMemberStateReplacement,
-	"journal":          AttributeMdMemberStateJournal,
-	"failfast":         AttributeMdMemberStateFailfast,
-}
-
 // AttributeMdSyncAction specifies the value md.sync_action attribute.
 type AttributeMdSyncAction int
 
@@ -593,6 +593,82 @@ var MapAttributeThinPoolMode = map[string]AttributeThinPoolMode{
 }
 
 var MetricsInfo = metricsInfo{
+	DiskHealthFilesystemDeviceErrors: metricInfo{
+		Name:       "disk_health.filesystem.device.errors",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "error.type"},
+	},
+	DiskHealthFilesystemErrors: metricInfo{
+		Name:       "disk_health.filesystem.errors",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
+	},
+	DiskHealthFilesystemLastErrorTime: metricInfo{
+		Name:       "disk_health.filesystem.last_error.time",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
+	},
+	DiskHealthFilesystemReadOnlyAfterErrors: metricInfo{
+		Name:       "disk_health.filesystem.read_only_after_errors",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
+	},
+	DiskHealthLogicalDiskMdArrayState: metricInfo{
+		Name:       "disk_health.logical_disk.md.array_state",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "md.array_state"},
+	},
+	DiskHealthLogicalDiskMdDegraded: metricInfo{
+		Name:       "disk_health.logical_disk.md.degraded",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	DiskHealthLogicalDiskMdMemberState: metricInfo{
+		Name:       "disk_health.logical_disk.md.member.state",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "md.member", "disk_health.md.member_state", "hw.parent"},
+	},
+	DiskHealthLogicalDiskMdMismatches: metricInfo{
+		Name:       "disk_health.logical_disk.md.mismatches",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	DiskHealthLogicalDiskMdRaidDisks: metricInfo{
+		Name:       "disk_health.logical_disk.md.raid_disks",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	DiskHealthLogicalDiskMdSyncProgress: metricInfo{
+		Name:       "disk_health.logical_disk.md.sync.progress",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "md.sync_action"},
+	},
+	DiskHealthLogicalDiskMdSyncRemainingTime: metricInfo{
+		Name:       "disk_health.logical_disk.md.sync.remaining_time",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "md.sync_action"},
+	},
+	DiskHealthLogicalDiskMdSyncSpeed: metricInfo{
+		Name:       "disk_health.logical_disk.md.sync.speed",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "md.sync_action"},
+	},
+	DiskHealthLogicalDiskMdSyncAction: metricInfo{
+		Name:       "disk_health.logical_disk.md.sync_action",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "md.sync_action"},
+	},
+	DiskHealthLogicalDiskMetadataLimit: metricInfo{
+		Name:       "disk_health.logical_disk.metadata.limit",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	DiskHealthLogicalDiskMetadataUsage: metricInfo{
+		Name:       "disk_health.logical_disk.metadata.usage",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.logical_disk.state"},
+	},
+	DiskHealthLogicalDiskMetadataUtilization: metricInfo{
+		Name:       "disk_health.logical_disk.metadata.utilization",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.logical_disk.state"},
+	},
+	DiskHealthLogicalDiskMultipathPaths: metricInfo{
+		Name:       "disk_health.logical_disk.multipath.paths",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "multipath.path.state"},
+	},
+	DiskHealthLogicalDiskThinPoolMode: metricInfo{
+		Name:       "disk_health.logical_disk.thin_pool.mode",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "thin_pool.mode"},
+	},
+	DiskHealthLogicalDiskThinPoolNeedsCheck: metricInfo{
+		Name:       "disk_health.logical_disk.thin_pool.needs_check",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
 	DiskHealthNvmeNamespacePathsLive: metricInfo{
 		Name:       "disk_health.nvme.namespace.paths.live",
 		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.parent"},
@@ -612,6 +688,10 @@ var MetricsInfo = metricsInfo{
 	DiskHealthNvmeSubsystemsOmitted: metricInfo{
 		Name: "disk_health.nvme.subsystems.omitted",
 	},
+	DiskHealthPhysicalDiskScsiCommands: metricInfo{
+		Name:       "disk_health.physical_disk.scsi.commands",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "scsi.command.outcome"},
+	},
 	DiskHealthStackReadStatus: metricInfo{
 		Name:       "disk_health.stack.read.status",
 		Attributes: []string{"stack.part", "stack.read.status"},
@@ -624,66 +704,6 @@ var MetricsInfo = metricsInfo{
 		Name:       "hw.logical_disk.limit",
 		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.logical_disk.raid_level"},
 	},
-	HwLogicalDiskMdArrayState: metricInfo{
-		Name:       "hw.logical_disk.md.array_state",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "md.array_state"},
-	},
-	HwLogicalDiskMdDegraded: metricInfo{
-		Name:       "hw.logical_disk.md.degraded",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
-	},
-	HwLogicalDiskMdMemberState: metricInfo{
-		Name:       "hw.logical_disk.md.member.state",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "md.member", "md.member.state", "hw.parent"},
-	},
-	HwLogicalDiskMdMismatches: metricInfo{
-		Name:       "hw.logical_disk.md.mismatches",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
-	},
-	HwLogicalDiskMdRaidDisks: metricInfo{
-		Name:       "hw.logical_disk.md.raid_disks",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
-	},
-	HwLogicalDiskMdSyncProgress: metricInfo{
-		Name:       "hw.logical_disk.md.sync.progress",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "md.sync_action"},
-	},
-	HwLogicalDiskMdSyncRemainingTime: metricInfo{
-		Name:       "hw.logical_disk.md.sync.remaining_time",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "md.sync_action"},
-	},
-	HwLogicalDiskMdSyncSpeed: metricInfo{
-		Name:       "hw.logical_disk.md.sync.speed",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "md.sync_action"},
-	},
-	HwLogicalDiskMdSyncAction: metricInfo{
-		Name:       "hw.logical_disk.md.sync_action",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "md.sync_action"},
-	},
-	HwLogicalDiskMetadataLimit: metricInfo{
-		Name:       "hw.logical_disk.metadata.limit",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
-	},
-	HwLogicalDiskMetadataUsage: metricInfo{
-		Name:       "hw.logical_disk.metadata.usage",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.logical_disk.state"},
-	},
-	HwLogicalDiskMetadataUtilization: metricInfo{
-		Name:       "hw.logical_disk.metadata.utilization",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.logical_disk.state"},
-	},
-	HwLogicalDiskMultipathPaths: metricInfo{
-		Name:       "hw.logical_disk.multipath.paths",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "multipath.path.state"},
-	},
-	HwLogicalDiskThinPoolMode: metricInfo{
-		Name:       "hw.logical_disk.thin_pool.mode",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "thin_pool.mode"},
-	},
-	HwLogicalDiskThinPoolNeedsCheck: metricInfo{
-		Name:       "hw.logical_disk.thin_pool.needs_check",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
-	},
 	HwLogicalDiskUsage: metricInfo{
 		Name:       "hw.logical_disk.usage",
 		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.logical_disk.raid_level", "hw.logical_disk.state"},
@@ -692,64 +712,44 @@ var MetricsInfo = metricsInfo{
 		Name:       "hw.logical_disk.utilization",
 		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.logical_disk.raid_level", "hw.logical_disk.state"},
 	},
-	HwPhysicalDiskScsiCommands: metricInfo{
-		Name:       "hw.physical_disk.scsi.commands",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "scsi.command.outcome"},
-	},
 	HwStatus: metricInfo{
 		Name:       "hw.status",
 		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.state"},
 	},
-	SystemFilesystemDeviceErrors: metricInfo{
-		Name:       "system.filesystem.device.errors",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "error.type"},
-	},
-	SystemFilesystemErrors: metricInfo{
-		Name:       "system.filesystem.errors",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
-	},
-	SystemFilesystemErrorsTime: metricInfo{
-		Name:       "system.filesystem.errors.time",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
-	},
-	SystemFilesystemReadOnlyAfterErrors: metricInfo{
-		Name:       "system.filesystem.read_only_after_errors",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
-	},
 }
 
 type metricsInfo struct {
-	DiskHealthNvmeNamespacePathsLive      metricInfo
-	DiskHealthNvmeNamespacePathsLiveMax   metricInfo
-	DiskHealthNvmeNamespacePathsOptimized metricInfo
-	DiskHealthNvmeSubsystemPaths          metricInfo
-	DiskHealthNvmeSubsystemsOmitted       metricInfo
-	DiskHealthStackReadStatus             metricInfo
-	HwErrors                              metricInfo
-	HwLogicalDiskLimit                    metricInfo
-	HwLogicalDiskMdArrayState             metricInfo
-	HwLogicalDiskMdDegraded               metricInfo
-	HwLogicalDiskMdMemberState            metricInfo
-	HwLogicalDiskMdMismatches             metricInfo
-	HwLogicalDiskMdRaidDisks              metricInfo
-	HwLogicalDiskMdSyncProgress           metricInfo
-	HwLogicalDiskMdSyncRemainingTime      metricInfo
-	HwLogicalDiskMdSyncSpeed              metricInfo
-	HwLogicalDiskMdSyncAction             metricInfo
-	HwLogicalDiskMetadataLimit            metricInfo
-	HwLogicalDiskMetadataUsage            metricInfo
-	HwLogicalDiskMetadataUtilization      metricInfo
-	HwLogicalDiskMultipathPaths           metricInfo
-	HwLogicalDiskThinPoolMode             metricInfo
-	HwLogicalDiskThinPoolNeedsCheck       metricInfo
-	HwLogicalDiskUsage                    metricInfo
-	HwLogicalDiskUtilization              metricInfo
-	HwPhysicalDiskScsiCommands            metricInfo
-	HwStatus                              metricInfo
-	SystemFilesystemDeviceErrors          metricInfo
-	SystemFilesystemErrors                metricInfo
-	SystemFilesystemErrorsTime            metricInfo
-	SystemFilesystemReadOnlyAfterErrors   metricInfo
+	DiskHealthFilesystemDeviceErrors         metricInfo
+	DiskHealthFilesystemErrors               metricInfo
+	DiskHealthFilesystemLastErrorTime        metricInfo
+	DiskHealthFilesystemReadOnlyAfterErrors  metricInfo
+	DiskHealthLogicalDiskMdArrayState        metricInfo
+	DiskHealthLogicalDiskMdDegraded          metricInfo
+	DiskHealthLogicalDiskMdMemberState       metricInfo
+	DiskHealthLogicalDiskMdMismatches        metricInfo
+	DiskHealthLogicalDiskMdRaidDisks         metricInfo
+	DiskHealthLogicalDiskMdSyncProgress      metricInfo
+	DiskHealthLogicalDiskMdSyncRemainingTime metricInfo
+	DiskHealthLogicalDiskMdSyncSpeed         metricInfo
+	DiskHealthLogicalDiskMdSyncAction        metricInfo
+	DiskHealthLogicalDiskMetadataLimit       metricInfo
+	DiskHealthLogicalDiskMetadataUsage       metricInfo
+	DiskHealthLogicalDiskMetadataUtilization metricInfo
+	DiskHealthLogicalDiskMultipathPaths      metricInfo
+	DiskHealthLogicalDiskThinPoolMode        metricInfo
+	DiskHealthLogicalDiskThinPoolNeedsCheck  metricInfo
+	DiskHealthNvmeNamespacePathsLive         metricInfo
+	DiskHealthNvmeNamespacePathsLiveMax      metricInfo
+	DiskHealthNvmeNamespacePathsOptimized    metricInfo
+	DiskHealthNvmeSubsystemPaths             metricInfo
+	DiskHealthNvmeSubsystemsOmitted          metricInfo
+	DiskHealthPhysicalDiskScsiCommands       metricInfo
+	DiskHealthStackReadStatus                metricInfo
+	HwErrors                                 metricInfo
+	HwLogicalDiskLimit                       metricInfo
+	HwLogicalDiskUsage                       metricInfo
+	HwLogicalDiskUtilization                 metricInfo
+	HwStatus                                 metricInfo
 }
 
 type metricInfo struct {
@@ -777,6 +777,1070 @@ func WithMdMemberMetricAttribute(mdMemberAttributeValue string) MetricAttributeO
 	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
 		dp.Attributes().PutStr("md.member", mdMemberAttributeValue)
 	})
+}
+
+type metricDiskHealthFilesystemDeviceErrors struct {
+	data     pmetric.Metric                               // data buffer for generated metric.
+	config   DiskHealthFilesystemDeviceErrorsMetricConfig // metric config provided by user.
+	capacity int                                          // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.filesystem.device.errors metric with initial data.
+func (m *metricDiskHealthFilesystemDeviceErrors) init() {
+	m.data.SetName("disk_health.filesystem.device.errors")
+	m.data.SetDescription("A btrfs device's error counters (error_stats, what `btrfs device stats` prints; kept in the filesystem across mounts) by error.type. Stack. Not in semantic conventions.")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthFilesystemDeviceErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, errorTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemDeviceErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemDeviceErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemDeviceErrors(cfg DiskHealthFilesystemDeviceErrorsMetricConfig) metricDiskHealthFilesystemDeviceErrors {
+	m := metricDiskHealthFilesystemDeviceErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemErrors struct {
+	data     pmetric.Metric                         // data buffer for generated metric.
+	config   DiskHealthFilesystemErrorsMetricConfig // metric config provided by user.
+	capacity int                                    // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.filesystem.errors metric with initial data.
+func (m *metricDiskHealthFilesystemErrors) init() {
+	m.data.SetName("disk_health.filesystem.errors")
+	m.data.SetDescription("Errors ext4 recorded in its superblock (errors_count, kept across mounts until fsck clears them). Stack. Not in semantic conventions.")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthFilesystemErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemErrors(cfg DiskHealthFilesystemErrorsMetricConfig) metricDiskHealthFilesystemErrors {
+	m := metricDiskHealthFilesystemErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemLastErrorTime struct {
+	data     pmetric.Metric                                // data buffer for generated metric.
+	config   DiskHealthFilesystemLastErrorTimeMetricConfig // metric config provided by user.
+	capacity int                                           // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.filesystem.last_error.time metric with initial data.
+func (m *metricDiskHealthFilesystemLastErrorTime) init() {
+	m.data.SetName("disk_health.filesystem.last_error.time")
+	m.data.SetDescription("Time of the last error ext4 recorded, in seconds since the Unix epoch (last_error_time); absent when none. Stack. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthFilesystemLastErrorTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemLastErrorTime) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemLastErrorTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemLastErrorTime(cfg DiskHealthFilesystemLastErrorTimeMetricConfig) metricDiskHealthFilesystemLastErrorTime {
+	m := metricDiskHealthFilesystemLastErrorTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemReadOnlyAfterErrors struct {
+	data     pmetric.Metric                                      // data buffer for generated metric.
+	config   DiskHealthFilesystemReadOnlyAfterErrorsMetricConfig // metric config provided by user.
+	capacity int                                                 // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.filesystem.read_only_after_errors metric with initial data.
+func (m *metricDiskHealthFilesystemReadOnlyAfterErrors) init() {
+	m.data.SetName("disk_health.filesystem.read_only_after_errors")
+	m.data.SetDescription("1 when the kernel made the filesystem read-only because of errors (ext4 emergency_ro, or a read-only superblock under a read-write mount of a filesystem with recorded errors). Stack. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthFilesystemReadOnlyAfterErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemReadOnlyAfterErrors) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemReadOnlyAfterErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemReadOnlyAfterErrors(cfg DiskHealthFilesystemReadOnlyAfterErrorsMetricConfig) metricDiskHealthFilesystemReadOnlyAfterErrors {
+	m := metricDiskHealthFilesystemReadOnlyAfterErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthLogicalDiskMdArrayState struct {
+	data     pmetric.Metric                                // data buffer for generated metric.
+	config   DiskHealthLogicalDiskMdArrayStateMetricConfig // metric config provided by user.
+	capacity int                                           // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.logical_disk.md.array_state metric with initial data.
+func (m *metricDiskHealthLogicalDiskMdArrayState) init() {
+	m.data.SetName("disk_health.logical_disk.md.array_state")
+	m.data.SetDescription("An md array's array_state, 1 for the current one (a state set over md.array_state). Stack. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthLogicalDiskMdArrayState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdArrayStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("md.array_state", mdArrayStateAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthLogicalDiskMdArrayState) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthLogicalDiskMdArrayState) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthLogicalDiskMdArrayState(cfg DiskHealthLogicalDiskMdArrayStateMetricConfig) metricDiskHealthLogicalDiskMdArrayState {
+	m := metricDiskHealthLogicalDiskMdArrayState{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthLogicalDiskMdDegraded struct {
+	data     pmetric.Metric                              // data buffer for generated metric.
+	config   DiskHealthLogicalDiskMdDegradedMetricConfig // metric config provided by user.
+	capacity int                                         // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.logical_disk.md.degraded metric with initial data.
+func (m *metricDiskHealthLogicalDiskMdDegraded) init() {
+	m.data.SetName("disk_health.logical_disk.md.degraded")
+	m.data.SetDescription("Member slots of an md array without a working in-sync member (md/degraded); levels without redundancy report none. Stack. Not in semantic conventions.")
+	m.data.SetUnit("{disk}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthLogicalDiskMdDegraded) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthLogicalDiskMdDegraded) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthLogicalDiskMdDegraded) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthLogicalDiskMdDegraded(cfg DiskHealthLogicalDiskMdDegradedMetricConfig) metricDiskHealthLogicalDiskMdDegraded {
+	m := metricDiskHealthLogicalDiskMdDegraded{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthLogicalDiskMdMemberState struct {
+	data     pmetric.Metric                                 // data buffer for generated metric.
+	config   DiskHealthLogicalDiskMdMemberStateMetricConfig // metric config provided by user.
+	capacity int                                            // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.logical_disk.md.member.state metric with initial data.
+func (m *metricDiskHealthLogicalDiskMdMemberState) init() {
+	m.data.SetName("disk_health.logical_disk.md.member.state")
+	m.data.SetDescription("One series per state word of each md member, 1 when set (dev-*/state); hw.parent is the member's physical disk. Stack. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthLogicalDiskMdMemberState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskHealthMdMemberStateAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("disk_health.md.member_state", diskHealthMdMemberStateAttributeValue)
+	for _, op := range options {
+		op.apply(dp)
+	}
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthLogicalDiskMdMemberState) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthLogicalDiskMdMemberState) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthLogicalDiskMdMemberState(cfg DiskHealthLogicalDiskMdMemberStateMetricConfig) metricDiskHealthLogicalDiskMdMemberState {
+	m := metricDiskHealthLogicalDiskMdMemberState{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthLogicalDiskMdMismatches struct {
+	data     pmetric.Metric                                // data buffer for generated metric.
+	config   DiskHealthLogicalDiskMdMismatchesMetricConfig // metric config provided by user.
+	capacity int                                           // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.logical_disk.md.mismatches metric with initial data.
+func (m *metricDiskHealthLogicalDiskMdMismatches) init() {
+	m.data.SetName("disk_health.logical_disk.md.mismatches")
+	m.data.SetDescription("Sectors the last check or repair found inconsistent between copies or with parity (mismatch_cnt, 512-byte sectors). Stack. Not in semantic conventions.")
+	m.data.SetUnit("{sector}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthLogicalDiskMdMismatches) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthLogicalDiskMdMismatches) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthLogicalDiskMdMismatches) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthLogicalDiskMdMismatches(cfg DiskHealthLogicalDiskMdMismatchesMetricConfig) metricDiskHealthLogicalDiskMdMismatches {
+	m := metricDiskHealthLogicalDiskMdMismatches{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthLogicalDiskMdRaidDisks struct {
+	data     pmetric.Metric                               // data buffer for generated metric.
+	config   DiskHealthLogicalDiskMdRaidDisksMetricConfig // metric config provided by user.
+	capacity int                                          // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.logical_disk.md.raid_disks metric with initial data.
+func (m *metricDiskHealthLogicalDiskMdRaidDisks) init() {
+	m.data.SetName("disk_health.logical_disk.md.raid_disks")
+	m.data.SetDescription("Member slots of an md array (md/raid_disks). Stack. Not in semantic conventions.")
+	m.data.SetUnit("{disk}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthLogicalDiskMdRaidDisks) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthLogicalDiskMdRaidDisks) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthLogicalDiskMdRaidDisks) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthLogicalDiskMdRaidDisks(cfg DiskHealthLogicalDiskMdRaidDisksMetricConfig) metricDiskHealthLogicalDiskMdRaidDisks {
+	m := metricDiskHealthLogicalDiskMdRaidDisks{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthLogicalDiskMdSyncProgress struct {
+	data     pmetric.Metric                                  // data buffer for generated metric.
+	config   DiskHealthLogicalDiskMdSyncProgressMetricConfig // metric config provided by user.
+	capacity int                                             // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.logical_disk.md.sync.progress metric with initial data.
+func (m *metricDiskHealthLogicalDiskMdSyncProgress) init() {
+	m.data.SetName("disk_health.logical_disk.md.sync.progress")
+	m.data.SetDescription("Progress of the running resync, recovery, check, repair or reshape, 0–1 (sync_completed); absent when none runs. Stack. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthLogicalDiskMdSyncProgress) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdSyncActionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("md.sync_action", mdSyncActionAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthLogicalDiskMdSyncProgress) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthLogicalDiskMdSyncProgress) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthLogicalDiskMdSyncProgress(cfg DiskHealthLogicalDiskMdSyncProgressMetricConfig) metricDiskHealthLogicalDiskMdSyncProgress {
+	m := metricDiskHealthLogicalDiskMdSyncProgress{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthLogicalDiskMdSyncRemainingTime struct {
+	data     pmetric.Metric                                       // data buffer for generated metric.
+	config   DiskHealthLogicalDiskMdSyncRemainingTimeMetricConfig // metric config provided by user.
+	capacity int                                                  // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.logical_disk.md.sync.remaining_time metric with initial data.
+func (m *metricDiskHealthLogicalDiskMdSyncRemainingTime) init() {
+	m.data.SetName("disk_health.logical_disk.md.sync.remaining_time")
+	m.data.SetDescription("Estimated time to the end of the running sync at its current speed, in seconds (what /proc/mdstat's finish= says); absent when none runs or no speed is known yet. Stack. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthLogicalDiskMdSyncRemainingTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdSyncActionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("md.sync_action", mdSyncActionAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthLogicalDiskMdSyncRemainingTime) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthLogicalDiskMdSyncRemainingTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthLogicalDiskMdSyncRemainingTime(cfg DiskHealthLogicalDiskMdSyncRemainingTimeMetricConfig) metricDiskHealthLogicalDiskMdSyncRemainingTime {
+	m := metricDiskHealthLogicalDiskMdSyncRemainingTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthLogicalDiskMdSyncSpeed struct {
+	data     pmetric.Metric                               // data buffer for generated metric.
+	config   DiskHealthLogicalDiskMdSyncSpeedMetricConfig // metric config provided by user.
+	capacity int                                          // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.logical_disk.md.sync.speed metric with initial data.
+func (m *metricDiskHealthLogicalDiskMdSyncSpeed) init() {
+	m.data.SetName("disk_health.logical_disk.md.sync.speed")
+	m.data.SetDescription("Speed of the running sync in bytes per second (sync_speed, the kernel's 30-second average); absent when none runs. Stack. Not in semantic conventions.")
+	m.data.SetUnit("By/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthLogicalDiskMdSyncSpeed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdSyncActionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("md.sync_action", mdSyncActionAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthLogicalDiskMdSyncSpeed) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthLogicalDiskMdSyncSpeed) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthLogicalDiskMdSyncSpeed(cfg DiskHealthLogicalDiskMdSyncSpeedMetricConfig) metricDiskHealthLogicalDiskMdSyncSpeed {
+	m := metricDiskHealthLogicalDiskMdSyncSpeed{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthLogicalDiskMdSyncAction struct {
+	data     pmetric.Metric                                // data buffer for generated metric.
+	config   DiskHealthLogicalDiskMdSyncActionMetricConfig // metric config provided by user.
+	capacity int                                           // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.logical_disk.md.sync_action metric with initial data.
+func (m *metricDiskHealthLogicalDiskMdSyncAction) init() {
+	m.data.SetName("disk_health.logical_disk.md.sync_action")
+	m.data.SetDescription("An md array's sync_action, 1 for the current one (a state set over md.sync_action). Stack. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthLogicalDiskMdSyncAction) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdSyncActionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("md.sync_action", mdSyncActionAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthLogicalDiskMdSyncAction) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthLogicalDiskMdSyncAction) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthLogicalDiskMdSyncAction(cfg DiskHealthLogicalDiskMdSyncActionMetricConfig) metricDiskHealthLogicalDiskMdSyncAction {
+	m := metricDiskHealthLogicalDiskMdSyncAction{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthLogicalDiskMetadataLimit struct {
+	data     pmetric.Metric                                 // data buffer for generated metric.
+	config   DiskHealthLogicalDiskMetadataLimitMetricConfig // metric config provided by user.
+	capacity int                                            // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.logical_disk.metadata.limit metric with initial data.
+func (m *metricDiskHealthLogicalDiskMetadataLimit) init() {
+	m.data.SetName("disk_health.logical_disk.metadata.limit")
+	m.data.SetDescription("Size of a thin pool's metadata device in bytes. Stack. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthLogicalDiskMetadataLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthLogicalDiskMetadataLimit) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthLogicalDiskMetadataLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthLogicalDiskMetadataLimit(cfg DiskHealthLogicalDiskMetadataLimitMetricConfig) metricDiskHealthLogicalDiskMetadataLimit {
+	m := metricDiskHealthLogicalDiskMetadataLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthLogicalDiskMetadataUsage struct {
+	data     pmetric.Metric                                 // data buffer for generated metric.
+	config   DiskHealthLogicalDiskMetadataUsageMetricConfig // metric config provided by user.
+	capacity int                                            // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.logical_disk.metadata.usage metric with initial data.
+func (m *metricDiskHealthLogicalDiskMetadataUsage) init() {
+	m.data.SetName("disk_health.logical_disk.metadata.usage")
+	m.data.SetDescription("Used and free space of a thin pool's metadata in bytes; when it fills, the pool turns read-only. Stack. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthLogicalDiskMetadataUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwLogicalDiskStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("hw.logical_disk.state", hwLogicalDiskStateAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthLogicalDiskMetadataUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthLogicalDiskMetadataUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthLogicalDiskMetadataUsage(cfg DiskHealthLogicalDiskMetadataUsageMetricConfig) metricDiskHealthLogicalDiskMetadataUsage {
+	m := metricDiskHealthLogicalDiskMetadataUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthLogicalDiskMetadataUtilization struct {
+	data     pmetric.Metric                                       // data buffer for generated metric.
+	config   DiskHealthLogicalDiskMetadataUtilizationMetricConfig // metric config provided by user.
+	capacity int                                                  // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.logical_disk.metadata.utilization metric with initial data.
+func (m *metricDiskHealthLogicalDiskMetadataUtilization) init() {
+	m.data.SetName("disk_health.logical_disk.metadata.utilization")
+	m.data.SetDescription("Used and free share of a thin pool's metadata, 0–1. Stack. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthLogicalDiskMetadataUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwLogicalDiskStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("hw.logical_disk.state", hwLogicalDiskStateAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthLogicalDiskMetadataUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthLogicalDiskMetadataUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthLogicalDiskMetadataUtilization(cfg DiskHealthLogicalDiskMetadataUtilizationMetricConfig) metricDiskHealthLogicalDiskMetadataUtilization {
+	m := metricDiskHealthLogicalDiskMetadataUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthLogicalDiskMultipathPaths struct {
+	data     pmetric.Metric                                  // data buffer for generated metric.
+	config   DiskHealthLogicalDiskMultipathPathsMetricConfig // metric config provided by user.
+	capacity int                                             // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.logical_disk.multipath.paths metric with initial data.
+func (m *metricDiskHealthLogicalDiskMultipathPaths) init() {
+	m.data.SetName("disk_health.logical_disk.multipath.paths")
+	m.data.SetDescription("Paths of a multipath map by state; their sum is the map's paths. Stack. Not in semantic conventions.")
+	m.data.SetUnit("{path}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthLogicalDiskMultipathPaths) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, multipathPathStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("multipath.path.state", multipathPathStateAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthLogicalDiskMultipathPaths) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthLogicalDiskMultipathPaths) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthLogicalDiskMultipathPaths(cfg DiskHealthLogicalDiskMultipathPathsMetricConfig) metricDiskHealthLogicalDiskMultipathPaths {
+	m := metricDiskHealthLogicalDiskMultipathPaths{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthLogicalDiskThinPoolMode struct {
+	data     pmetric.Metric                                // data buffer for generated metric.
+	config   DiskHealthLogicalDiskThinPoolModeMetricConfig // metric config provided by user.
+	capacity int                                           // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.logical_disk.thin_pool.mode metric with initial data.
+func (m *metricDiskHealthLogicalDiskThinPoolMode) init() {
+	m.data.SetName("disk_health.logical_disk.thin_pool.mode")
+	m.data.SetDescription("A thin pool's mode, 1 for the current one (a state set over thin_pool.mode). Stack. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthLogicalDiskThinPoolMode) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, thinPoolModeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("thin_pool.mode", thinPoolModeAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthLogicalDiskThinPoolMode) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthLogicalDiskThinPoolMode) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthLogicalDiskThinPoolMode(cfg DiskHealthLogicalDiskThinPoolModeMetricConfig) metricDiskHealthLogicalDiskThinPoolMode {
+	m := metricDiskHealthLogicalDiskThinPoolMode{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthLogicalDiskThinPoolNeedsCheck struct {
+	data     pmetric.Metric                                      // data buffer for generated metric.
+	config   DiskHealthLogicalDiskThinPoolNeedsCheckMetricConfig // metric config provided by user.
+	capacity int                                                 // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.logical_disk.thin_pool.needs_check metric with initial data.
+func (m *metricDiskHealthLogicalDiskThinPoolNeedsCheck) init() {
+	m.data.SetName("disk_health.logical_disk.thin_pool.needs_check")
+	m.data.SetDescription("1 when a thin pool's metadata is flagged needs_check (read-only until thin_check/thin_repair). Stack. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthLogicalDiskThinPoolNeedsCheck) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthLogicalDiskThinPoolNeedsCheck) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthLogicalDiskThinPoolNeedsCheck) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthLogicalDiskThinPoolNeedsCheck(cfg DiskHealthLogicalDiskThinPoolNeedsCheckMetricConfig) metricDiskHealthLogicalDiskThinPoolNeedsCheck {
+	m := metricDiskHealthLogicalDiskThinPoolNeedsCheck{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricDiskHealthNvmeNamespacePathsLive struct {
@@ -1067,6 +2131,63 @@ func newMetricDiskHealthNvmeSubsystemsOmitted(cfg DiskHealthNvmeSubsystemsOmitte
 	return m
 }
 
+type metricDiskHealthPhysicalDiskScsiCommands struct {
+	data     pmetric.Metric                                 // data buffer for generated metric.
+	config   DiskHealthPhysicalDiskScsiCommandsMetricConfig // metric config provided by user.
+	capacity int                                            // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.physical_disk.scsi.commands metric with initial data.
+func (m *metricDiskHealthPhysicalDiskScsiCommands) init() {
+	m.data.SetName("disk_health.physical_disk.scsi.commands")
+	m.data.SetDescription("SCSI commands the kernel's midlayer queued to and completed from the disk since boot (iorequest_cnt, iodone_cnt), pass-through (SG_IO) commands included; 32-bit counters read as wrapping. Stack. Not in semantic conventions.")
+	m.data.SetUnit("{command}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthPhysicalDiskScsiCommands) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, scsiCommandOutcomeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("scsi.command.outcome", scsiCommandOutcomeAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthPhysicalDiskScsiCommands) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthPhysicalDiskScsiCommands) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthPhysicalDiskScsiCommands(cfg DiskHealthPhysicalDiskScsiCommandsMetricConfig) metricDiskHealthPhysicalDiskScsiCommands {
+	m := metricDiskHealthPhysicalDiskScsiCommands{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricDiskHealthStackReadStatus struct {
 	data     pmetric.Metric                        // data buffer for generated metric.
 	config   DiskHealthStackReadStatusMetricConfig // metric config provided by user.
@@ -1239,849 +2360,6 @@ func newMetricHwLogicalDiskLimit(cfg HwLogicalDiskLimitMetricConfig) metricHwLog
 	return m
 }
 
-type metricHwLogicalDiskMdArrayState struct {
-	data     pmetric.Metric                        // data buffer for generated metric.
-	config   HwLogicalDiskMdArrayStateMetricConfig // metric config provided by user.
-	capacity int                                   // max observed number of data points added to the metric.
-}
-
-// init fills hw.logical_disk.md.array_state metric with initial data.
-func (m *metricHwLogicalDiskMdArrayState) init() {
-	m.data.SetName("hw.logical_disk.md.array_state")
-	m.data.SetDescription("An md array's array_state, 1 for the current one (a state set over md.array_state). Stack. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwLogicalDiskMdArrayState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdArrayStateAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	dp.Attributes().PutStr("md.array_state", mdArrayStateAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwLogicalDiskMdArrayState) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwLogicalDiskMdArrayState) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwLogicalDiskMdArrayState(cfg HwLogicalDiskMdArrayStateMetricConfig) metricHwLogicalDiskMdArrayState {
-	m := metricHwLogicalDiskMdArrayState{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwLogicalDiskMdDegraded struct {
-	data     pmetric.Metric                      // data buffer for generated metric.
-	config   HwLogicalDiskMdDegradedMetricConfig // metric config provided by user.
-	capacity int                                 // max observed number of data points added to the metric.
-}
-
-// init fills hw.logical_disk.md.degraded metric with initial data.
-func (m *metricHwLogicalDiskMdDegraded) init() {
-	m.data.SetName("hw.logical_disk.md.degraded")
-	m.data.SetDescription("Member slots of an md array without a working in-sync member (md/degraded); levels without redundancy report none. Stack. Not in semantic conventions.")
-	m.data.SetUnit("{disk}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwLogicalDiskMdDegraded) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwLogicalDiskMdDegraded) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwLogicalDiskMdDegraded) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwLogicalDiskMdDegraded(cfg HwLogicalDiskMdDegradedMetricConfig) metricHwLogicalDiskMdDegraded {
-	m := metricHwLogicalDiskMdDegraded{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwLogicalDiskMdMemberState struct {
-	data     pmetric.Metric                         // data buffer for generated metric.
-	config   HwLogicalDiskMdMemberStateMetricConfig // metric config provided by user.
-	capacity int                                    // max observed number of data points added to the metric.
-}
-
-// init fills hw.logical_disk.md.member.state metric with initial data.
-func (m *metricHwLogicalDiskMdMemberState) init() {
-	m.data.SetName("hw.logical_disk.md.member.state")
-	m.data.SetDescription("One series per state word of each md member, 1 when set (dev-*/state); hw.parent is the member's physical disk. Stack. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwLogicalDiskMdMemberState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdMemberStateAttributeValue string, options ...MetricAttributeOption) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	dp.Attributes().PutStr("md.member.state", mdMemberStateAttributeValue)
-	for _, op := range options {
-		op.apply(dp)
-	}
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwLogicalDiskMdMemberState) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwLogicalDiskMdMemberState) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwLogicalDiskMdMemberState(cfg HwLogicalDiskMdMemberStateMetricConfig) metricHwLogicalDiskMdMemberState {
-	m := metricHwLogicalDiskMdMemberState{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwLogicalDiskMdMismatches struct {
-	data     pmetric.Metric                        // data buffer for generated metric.
-	config   HwLogicalDiskMdMismatchesMetricConfig // metric config provided by user.
-	capacity int                                   // max observed number of data points added to the metric.
-}
-
-// init fills hw.logical_disk.md.mismatches metric with initial data.
-func (m *metricHwLogicalDiskMdMismatches) init() {
-	m.data.SetName("hw.logical_disk.md.mismatches")
-	m.data.SetDescription("Sectors the last check or repair found inconsistent between copies or with parity (mismatch_cnt, 512-byte sectors). Stack. Not in semantic conventions.")
-	m.data.SetUnit("{sector}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwLogicalDiskMdMismatches) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwLogicalDiskMdMismatches) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwLogicalDiskMdMismatches) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwLogicalDiskMdMismatches(cfg HwLogicalDiskMdMismatchesMetricConfig) metricHwLogicalDiskMdMismatches {
-	m := metricHwLogicalDiskMdMismatches{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwLogicalDiskMdRaidDisks struct {
-	data     pmetric.Metric                       // data buffer for generated metric.
-	config   HwLogicalDiskMdRaidDisksMetricConfig // metric config provided by user.
-	capacity int                                  // max observed number of data points added to the metric.
-}
-
-// init fills hw.logical_disk.md.raid_disks metric with initial data.
-func (m *metricHwLogicalDiskMdRaidDisks) init() {
-	m.data.SetName("hw.logical_disk.md.raid_disks")
-	m.data.SetDescription("Member slots of an md array (md/raid_disks). Stack. Not in semantic conventions.")
-	m.data.SetUnit("{disk}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwLogicalDiskMdRaidDisks) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwLogicalDiskMdRaidDisks) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwLogicalDiskMdRaidDisks) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwLogicalDiskMdRaidDisks(cfg HwLogicalDiskMdRaidDisksMetricConfig) metricHwLogicalDiskMdRaidDisks {
-	m := metricHwLogicalDiskMdRaidDisks{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwLogicalDiskMdSyncProgress struct {
-	data     pmetric.Metric                          // data buffer for generated metric.
-	config   HwLogicalDiskMdSyncProgressMetricConfig // metric config provided by user.
-	capacity int                                     // max observed number of data points added to the metric.
-}
-
-// init fills hw.logical_disk.md.sync.progress metric with initial data.
-func (m *metricHwLogicalDiskMdSyncProgress) init() {
-	m.data.SetName("hw.logical_disk.md.sync.progress")
-	m.data.SetDescription("Progress of the running resync, recovery, check, repair or reshape, 0–1 (sync_completed); absent when none runs. Stack. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwLogicalDiskMdSyncProgress) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdSyncActionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetDoubleValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	dp.Attributes().PutStr("md.sync_action", mdSyncActionAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwLogicalDiskMdSyncProgress) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwLogicalDiskMdSyncProgress) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwLogicalDiskMdSyncProgress(cfg HwLogicalDiskMdSyncProgressMetricConfig) metricHwLogicalDiskMdSyncProgress {
-	m := metricHwLogicalDiskMdSyncProgress{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwLogicalDiskMdSyncRemainingTime struct {
-	data     pmetric.Metric                               // data buffer for generated metric.
-	config   HwLogicalDiskMdSyncRemainingTimeMetricConfig // metric config provided by user.
-	capacity int                                          // max observed number of data points added to the metric.
-}
-
-// init fills hw.logical_disk.md.sync.remaining_time metric with initial data.
-func (m *metricHwLogicalDiskMdSyncRemainingTime) init() {
-	m.data.SetName("hw.logical_disk.md.sync.remaining_time")
-	m.data.SetDescription("Estimated time to the end of the running sync at its current speed, in seconds (what /proc/mdstat's finish= says); absent when none runs or no speed is known yet. Stack. Not in semantic conventions.")
-	m.data.SetUnit("s")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwLogicalDiskMdSyncRemainingTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdSyncActionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetDoubleValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	dp.Attributes().PutStr("md.sync_action", mdSyncActionAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwLogicalDiskMdSyncRemainingTime) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwLogicalDiskMdSyncRemainingTime) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwLogicalDiskMdSyncRemainingTime(cfg HwLogicalDiskMdSyncRemainingTimeMetricConfig) metricHwLogicalDiskMdSyncRemainingTime {
-	m := metricHwLogicalDiskMdSyncRemainingTime{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwLogicalDiskMdSyncSpeed struct {
-	data     pmetric.Metric                       // data buffer for generated metric.
-	config   HwLogicalDiskMdSyncSpeedMetricConfig // metric config provided by user.
-	capacity int                                  // max observed number of data points added to the metric.
-}
-
-// init fills hw.logical_disk.md.sync.speed metric with initial data.
-func (m *metricHwLogicalDiskMdSyncSpeed) init() {
-	m.data.SetName("hw.logical_disk.md.sync.speed")
-	m.data.SetDescription("Speed of the running sync in bytes per second (sync_speed, the kernel's 30-second average); absent when none runs. Stack. Not in semantic conventions.")
-	m.data.SetUnit("By/s")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwLogicalDiskMdSyncSpeed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdSyncActionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	dp.Attributes().PutStr("md.sync_action", mdSyncActionAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwLogicalDiskMdSyncSpeed) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwLogicalDiskMdSyncSpeed) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwLogicalDiskMdSyncSpeed(cfg HwLogicalDiskMdSyncSpeedMetricConfig) metricHwLogicalDiskMdSyncSpeed {
-	m := metricHwLogicalDiskMdSyncSpeed{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwLogicalDiskMdSyncAction struct {
-	data     pmetric.Metric                        // data buffer for generated metric.
-	config   HwLogicalDiskMdSyncActionMetricConfig // metric config provided by user.
-	capacity int                                   // max observed number of data points added to the metric.
-}
-
-// init fills hw.logical_disk.md.sync_action metric with initial data.
-func (m *metricHwLogicalDiskMdSyncAction) init() {
-	m.data.SetName("hw.logical_disk.md.sync_action")
-	m.data.SetDescription("An md array's sync_action, 1 for the current one (a state set over md.sync_action). Stack. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwLogicalDiskMdSyncAction) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdSyncActionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	dp.Attributes().PutStr("md.sync_action", mdSyncActionAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwLogicalDiskMdSyncAction) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwLogicalDiskMdSyncAction) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwLogicalDiskMdSyncAction(cfg HwLogicalDiskMdSyncActionMetricConfig) metricHwLogicalDiskMdSyncAction {
-	m := metricHwLogicalDiskMdSyncAction{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwLogicalDiskMetadataLimit struct {
-	data     pmetric.Metric                         // data buffer for generated metric.
-	config   HwLogicalDiskMetadataLimitMetricConfig // metric config provided by user.
-	capacity int                                    // max observed number of data points added to the metric.
-}
-
-// init fills hw.logical_disk.metadata.limit metric with initial data.
-func (m *metricHwLogicalDiskMetadataLimit) init() {
-	m.data.SetName("hw.logical_disk.metadata.limit")
-	m.data.SetDescription("Size of a thin pool's metadata device in bytes. Stack. Not in semantic conventions.")
-	m.data.SetUnit("By")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwLogicalDiskMetadataLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwLogicalDiskMetadataLimit) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwLogicalDiskMetadataLimit) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwLogicalDiskMetadataLimit(cfg HwLogicalDiskMetadataLimitMetricConfig) metricHwLogicalDiskMetadataLimit {
-	m := metricHwLogicalDiskMetadataLimit{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwLogicalDiskMetadataUsage struct {
-	data     pmetric.Metric                         // data buffer for generated metric.
-	config   HwLogicalDiskMetadataUsageMetricConfig // metric config provided by user.
-	capacity int                                    // max observed number of data points added to the metric.
-}
-
-// init fills hw.logical_disk.metadata.usage metric with initial data.
-func (m *metricHwLogicalDiskMetadataUsage) init() {
-	m.data.SetName("hw.logical_disk.metadata.usage")
-	m.data.SetDescription("Used and free space of a thin pool's metadata in bytes; when it fills, the pool turns read-only. Stack. Not in semantic conventions.")
-	m.data.SetUnit("By")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwLogicalDiskMetadataUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwLogicalDiskStateAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	dp.Attributes().PutStr("hw.logical_disk.state", hwLogicalDiskStateAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwLogicalDiskMetadataUsage) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwLogicalDiskMetadataUsage) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwLogicalDiskMetadataUsage(cfg HwLogicalDiskMetadataUsageMetricConfig) metricHwLogicalDiskMetadataUsage {
-	m := metricHwLogicalDiskMetadataUsage{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwLogicalDiskMetadataUtilization struct {
-	data     pmetric.Metric                               // data buffer for generated metric.
-	config   HwLogicalDiskMetadataUtilizationMetricConfig // metric config provided by user.
-	capacity int                                          // max observed number of data points added to the metric.
-}
-
-// init fills hw.logical_disk.metadata.utilization metric with initial data.
-func (m *metricHwLogicalDiskMetadataUtilization) init() {
-	m.data.SetName("hw.logical_disk.metadata.utilization")
-	m.data.SetDescription("Used and free share of a thin pool's metadata, 0–1. Stack. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwLogicalDiskMetadataUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwLogicalDiskStateAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetDoubleValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	dp.Attributes().PutStr("hw.logical_disk.state", hwLogicalDiskStateAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwLogicalDiskMetadataUtilization) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwLogicalDiskMetadataUtilization) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwLogicalDiskMetadataUtilization(cfg HwLogicalDiskMetadataUtilizationMetricConfig) metricHwLogicalDiskMetadataUtilization {
-	m := metricHwLogicalDiskMetadataUtilization{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwLogicalDiskMultipathPaths struct {
-	data     pmetric.Metric                          // data buffer for generated metric.
-	config   HwLogicalDiskMultipathPathsMetricConfig // metric config provided by user.
-	capacity int                                     // max observed number of data points added to the metric.
-}
-
-// init fills hw.logical_disk.multipath.paths metric with initial data.
-func (m *metricHwLogicalDiskMultipathPaths) init() {
-	m.data.SetName("hw.logical_disk.multipath.paths")
-	m.data.SetDescription("Paths of a multipath map by state; their sum is the map's paths. Stack. Not in semantic conventions.")
-	m.data.SetUnit("{path}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwLogicalDiskMultipathPaths) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, multipathPathStateAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	dp.Attributes().PutStr("multipath.path.state", multipathPathStateAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwLogicalDiskMultipathPaths) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwLogicalDiskMultipathPaths) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwLogicalDiskMultipathPaths(cfg HwLogicalDiskMultipathPathsMetricConfig) metricHwLogicalDiskMultipathPaths {
-	m := metricHwLogicalDiskMultipathPaths{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwLogicalDiskThinPoolMode struct {
-	data     pmetric.Metric                        // data buffer for generated metric.
-	config   HwLogicalDiskThinPoolModeMetricConfig // metric config provided by user.
-	capacity int                                   // max observed number of data points added to the metric.
-}
-
-// init fills hw.logical_disk.thin_pool.mode metric with initial data.
-func (m *metricHwLogicalDiskThinPoolMode) init() {
-	m.data.SetName("hw.logical_disk.thin_pool.mode")
-	m.data.SetDescription("A thin pool's mode, 1 for the current one (a state set over thin_pool.mode). Stack. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(false)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwLogicalDiskThinPoolMode) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, thinPoolModeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	dp.Attributes().PutStr("thin_pool.mode", thinPoolModeAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwLogicalDiskThinPoolMode) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwLogicalDiskThinPoolMode) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwLogicalDiskThinPoolMode(cfg HwLogicalDiskThinPoolModeMetricConfig) metricHwLogicalDiskThinPoolMode {
-	m := metricHwLogicalDiskThinPoolMode{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwLogicalDiskThinPoolNeedsCheck struct {
-	data     pmetric.Metric                              // data buffer for generated metric.
-	config   HwLogicalDiskThinPoolNeedsCheckMetricConfig // metric config provided by user.
-	capacity int                                         // max observed number of data points added to the metric.
-}
-
-// init fills hw.logical_disk.thin_pool.needs_check metric with initial data.
-func (m *metricHwLogicalDiskThinPoolNeedsCheck) init() {
-	m.data.SetName("hw.logical_disk.thin_pool.needs_check")
-	m.data.SetDescription("1 when a thin pool's metadata is flagged needs_check (read-only until thin_check/thin_repair). Stack. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwLogicalDiskThinPoolNeedsCheck) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwLogicalDiskThinPoolNeedsCheck) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwLogicalDiskThinPoolNeedsCheck) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwLogicalDiskThinPoolNeedsCheck(cfg HwLogicalDiskThinPoolNeedsCheckMetricConfig) metricHwLogicalDiskThinPoolNeedsCheck {
-	m := metricHwLogicalDiskThinPoolNeedsCheck{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
 type metricHwLogicalDiskUsage struct {
 	data     pmetric.Metric                 // data buffer for generated metric.
 	config   HwLogicalDiskUsageMetricConfig // metric config provided by user.
@@ -2196,63 +2474,6 @@ func newMetricHwLogicalDiskUtilization(cfg HwLogicalDiskUtilizationMetricConfig)
 	return m
 }
 
-type metricHwPhysicalDiskScsiCommands struct {
-	data     pmetric.Metric                         // data buffer for generated metric.
-	config   HwPhysicalDiskScsiCommandsMetricConfig // metric config provided by user.
-	capacity int                                    // max observed number of data points added to the metric.
-}
-
-// init fills hw.physical_disk.scsi.commands metric with initial data.
-func (m *metricHwPhysicalDiskScsiCommands) init() {
-	m.data.SetName("hw.physical_disk.scsi.commands")
-	m.data.SetDescription("SCSI commands the kernel's midlayer queued to and completed from the disk since boot (iorequest_cnt, iodone_cnt), pass-through (SG_IO) commands included; 32-bit counters read as wrapping. Stack. Not in semantic conventions.")
-	m.data.SetUnit("{command}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwPhysicalDiskScsiCommands) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, scsiCommandOutcomeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	dp.Attributes().PutStr("scsi.command.outcome", scsiCommandOutcomeAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwPhysicalDiskScsiCommands) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwPhysicalDiskScsiCommands) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwPhysicalDiskScsiCommands(cfg HwPhysicalDiskScsiCommandsMetricConfig) metricHwPhysicalDiskScsiCommands {
-	m := metricHwPhysicalDiskScsiCommands{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
 type metricHwStatus struct {
 	data     pmetric.Metric       // data buffer for generated metric.
 	config   HwStatusMetricConfig // metric config provided by user.
@@ -2310,266 +2531,45 @@ func newMetricHwStatus(cfg HwStatusMetricConfig) metricHwStatus {
 	return m
 }
 
-type metricSystemFilesystemDeviceErrors struct {
-	data     pmetric.Metric                           // data buffer for generated metric.
-	config   SystemFilesystemDeviceErrorsMetricConfig // metric config provided by user.
-	capacity int                                      // max observed number of data points added to the metric.
-}
-
-// init fills system.filesystem.device.errors metric with initial data.
-func (m *metricSystemFilesystemDeviceErrors) init() {
-	m.data.SetName("system.filesystem.device.errors")
-	m.data.SetDescription("A btrfs device's error counters (error_stats, what `btrfs device stats` prints; kept in the filesystem across mounts) by error.type. Stack. Not in semantic conventions.")
-	m.data.SetUnit("{error}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricSystemFilesystemDeviceErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, errorTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemDeviceErrors) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemDeviceErrors) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemDeviceErrors(cfg SystemFilesystemDeviceErrorsMetricConfig) metricSystemFilesystemDeviceErrors {
-	m := metricSystemFilesystemDeviceErrors{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemErrors struct {
-	data     pmetric.Metric                     // data buffer for generated metric.
-	config   SystemFilesystemErrorsMetricConfig // metric config provided by user.
-	capacity int                                // max observed number of data points added to the metric.
-}
-
-// init fills system.filesystem.errors metric with initial data.
-func (m *metricSystemFilesystemErrors) init() {
-	m.data.SetName("system.filesystem.errors")
-	m.data.SetDescription("Errors ext4 recorded in its superblock (errors_count, kept across mounts until fsck clears them). Stack. Not in semantic conventions.")
-	m.data.SetUnit("{error}")
-	m.data.SetEmptySum()
-	m.data.Sum().SetIsMonotonic(true)
-	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricSystemFilesystemErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemErrors) updateCapacity() {
-	if m.data.Sum().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Sum().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemErrors) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemErrors(cfg SystemFilesystemErrorsMetricConfig) metricSystemFilesystemErrors {
-	m := metricSystemFilesystemErrors{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemErrorsTime struct {
-	data     pmetric.Metric                         // data buffer for generated metric.
-	config   SystemFilesystemErrorsTimeMetricConfig // metric config provided by user.
-	capacity int                                    // max observed number of data points added to the metric.
-}
-
-// init fills system.filesystem.errors.time metric with initial data.
-func (m *metricSystemFilesystemErrorsTime) init() {
-	m.data.SetName("system.filesystem.errors.time")
-	m.data.SetDescription("Time of the last error ext4 recorded, in seconds since the Unix epoch (last_error_time); absent when none. Stack. Not in semantic conventions.")
-	m.data.SetUnit("s")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricSystemFilesystemErrorsTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemErrorsTime) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemErrorsTime) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemErrorsTime(cfg SystemFilesystemErrorsTimeMetricConfig) metricSystemFilesystemErrorsTime {
-	m := metricSystemFilesystemErrorsTime{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricSystemFilesystemReadOnlyAfterErrors struct {
-	data     pmetric.Metric                                  // data buffer for generated metric.
-	config   SystemFilesystemReadOnlyAfterErrorsMetricConfig // metric config provided by user.
-	capacity int                                             // max observed number of data points added to the metric.
-}
-
-// init fills system.filesystem.read_only_after_errors metric with initial data.
-func (m *metricSystemFilesystemReadOnlyAfterErrors) init() {
-	m.data.SetName("system.filesystem.read_only_after_errors")
-	m.data.SetDescription("1 when the kernel made the filesystem read-only because of errors (ext4 emergency_ro, or a read-only superblock under a read-write mount of a filesystem with recorded errors). Stack. Not in semantic conventions.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricSystemFilesystemReadOnlyAfterErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetIntValue(val)
-	dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricSystemFilesystemReadOnlyAfterErrors) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricSystemFilesystemReadOnlyAfterErrors) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricSystemFilesystemReadOnlyAfterErrors(cfg SystemFilesystemReadOnlyAfterErrorsMetricConfig) metricSystemFilesystemReadOnlyAfterErrors {
-	m := metricSystemFilesystemReadOnlyAfterErrors{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                                      MetricsBuilderConfig // config of the metrics builder.
-	startTime                                   pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                             int                  // maximum observed number of metrics per resource.
-	metricsBuffer                               pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                                   component.BuildInfo  // contains version information.
-	metricDiskHealthNvmeNamespacePathsLive      metricDiskHealthNvmeNamespacePathsLive
-	metricDiskHealthNvmeNamespacePathsLiveMax   metricDiskHealthNvmeNamespacePathsLiveMax
-	metricDiskHealthNvmeNamespacePathsOptimized metricDiskHealthNvmeNamespacePathsOptimized
-	metricDiskHealthNvmeSubsystemPaths          metricDiskHealthNvmeSubsystemPaths
-	metricDiskHealthNvmeSubsystemsOmitted       metricDiskHealthNvmeSubsystemsOmitted
-	metricDiskHealthStackReadStatus             metricDiskHealthStackReadStatus
-	metricHwErrors                              metricHwErrors
-	metricHwLogicalDiskLimit                    metricHwLogicalDiskLimit
-	metricHwLogicalDiskMdArrayState             metricHwLogicalDiskMdArrayState
-	metricHwLogicalDiskMdDegraded               metricHwLogicalDiskMdDegraded
-	metricHwLogicalDiskMdMemberState            metricHwLogicalDiskMdMemberState
-	metricHwLogicalDiskMdMismatches             metricHwLogicalDiskMdMismatches
-	metricHwLogicalDiskMdRaidDisks              metricHwLogicalDiskMdRaidDisks
-	metricHwLogicalDiskMdSyncProgress           metricHwLogicalDiskMdSyncProgress
-	metricHwLogicalDiskMdSyncRemainingTime      metricHwLogicalDiskMdSyncRemainingTime
-	metricHwLogicalDiskMdSyncSpeed              metricHwLogicalDiskMdSyncSpeed
-	metricHwLogicalDiskMdSyncAction             metricHwLogicalDiskMdSyncAction
-	metricHwLogicalDiskMetadataLimit            metricHwLogicalDiskMetadataLimit
-	metricHwLogicalDiskMetadataUsage            metricHwLogicalDiskMetadataUsage
-	metricHwLogicalDiskMetadataUtilization      metricHwLogicalDiskMetadataUtilization
-	metricHwLogicalDiskMultipathPaths           metricHwLogicalDiskMultipathPaths
-	metricHwLogicalDiskThinPoolMode             metricHwLogicalDiskThinPoolMode
-	metricHwLogicalDiskThinPoolNeedsCheck       metricHwLogicalDiskThinPoolNeedsCheck
-	metricHwLogicalDiskUsage                    metricHwLogicalDiskUsage
-	metricHwLogicalDiskUtilization              metricHwLogicalDiskUtilization
-	metricHwPhysicalDiskScsiCommands            metricHwPhysicalDiskScsiCommands
-	metricHwStatus                              metricHwStatus
-	metricSystemFilesystemDeviceErrors          metricSystemFilesystemDeviceErrors
-	metricSystemFilesystemErrors                metricSystemFilesystemErrors
-	metricSystemFilesystemErrorsTime            metricSystemFilesystemErrorsTime
-	metricSystemFilesystemReadOnlyAfterErrors   metricSystemFilesystemReadOnlyAfterErrors
+	config                                         MetricsBuilderConfig // config of the metrics builder.
+	startTime                                      pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                                int                  // maximum observed number of metrics per resource.
+	metricsBuffer                                  pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                      component.BuildInfo  // contains version information.
+	metricDiskHealthFilesystemDeviceErrors         metricDiskHealthFilesystemDeviceErrors
+	metricDiskHealthFilesystemErrors               metricDiskHealthFilesystemErrors
+	metricDiskHealthFilesystemLastErrorTime        metricDiskHealthFilesystemLastErrorTime
+	metricDiskHealthFilesystemReadOnlyAfterErrors  metricDiskHealthFilesystemReadOnlyAfterErrors
+	metricDiskHealthLogicalDiskMdArrayState        metricDiskHealthLogicalDiskMdArrayState
+	metricDiskHealthLogicalDiskMdDegraded          metricDiskHealthLogicalDiskMdDegraded
+	metricDiskHealthLogicalDiskMdMemberState       metricDiskHealthLogicalDiskMdMemberState
+	metricDiskHealthLogicalDiskMdMismatches        metricDiskHealthLogicalDiskMdMismatches
+	metricDiskHealthLogicalDiskMdRaidDisks         metricDiskHealthLogicalDiskMdRaidDisks
+	metricDiskHealthLogicalDiskMdSyncProgress      metricDiskHealthLogicalDiskMdSyncProgress
+	metricDiskHealthLogicalDiskMdSyncRemainingTime metricDiskHealthLogicalDiskMdSyncRemainingTime
+	metricDiskHealthLogicalDiskMdSyncSpeed         metricDiskHealthLogicalDiskMdSyncSpeed
+	metricDiskHealthLogicalDiskMdSyncAction        metricDiskHealthLogicalDiskMdSyncAction
+	metricDiskHealthLogicalDiskMetadataLimit       metricDiskHealthLogicalDiskMetadataLimit
+	metricDiskHealthLogicalDiskMetadataUsage       metricDiskHealthLogicalDiskMetadataUsage
+	metricDiskHealthLogicalDiskMetadataUtilization metricDiskHealthLogicalDiskMetadataUtilization
+	metricDiskHealthLogicalDiskMultipathPaths      metricDiskHealthLogicalDiskMultipathPaths
+	metricDiskHealthLogicalDiskThinPoolMode        metricDiskHealthLogicalDiskThinPoolMode
+	metricDiskHealthLogicalDiskThinPoolNeedsCheck  metricDiskHealthLogicalDiskThinPoolNeedsCheck
+	metricDiskHealthNvmeNamespacePathsLive         metricDiskHealthNvmeNamespacePathsLive
+	metricDiskHealthNvmeNamespacePathsLiveMax      metricDiskHealthNvmeNamespacePathsLiveMax
+	metricDiskHealthNvmeNamespacePathsOptimized    metricDiskHealthNvmeNamespacePathsOptimized
+	metricDiskHealthNvmeSubsystemPaths             metricDiskHealthNvmeSubsystemPaths
+	metricDiskHealthNvmeSubsystemsOmitted          metricDiskHealthNvmeSubsystemsOmitted
+	metricDiskHealthPhysicalDiskScsiCommands       metricDiskHealthPhysicalDiskScsiCommands
+	metricDiskHealthStackReadStatus                metricDiskHealthStackReadStatus
+	metricHwErrors                                 metricHwErrors
+	metricHwLogicalDiskLimit                       metricHwLogicalDiskLimit
+	metricHwLogicalDiskUsage                       metricHwLogicalDiskUsage
+	metricHwLogicalDiskUtilization                 metricHwLogicalDiskUtilization
+	metricHwStatus                                 metricHwStatus
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -2591,41 +2591,41 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                                 mbc,
-		startTime:                              pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                          pmetric.NewMetrics(),
-		buildInfo:                              settings.BuildInfo,
-		metricDiskHealthNvmeNamespacePathsLive: newMetricDiskHealthNvmeNamespacePathsLive(mbc.Metrics.DiskHealthNvmeNamespacePathsLive),
-		metricDiskHealthNvmeNamespacePathsLiveMax:   newMetricDiskHealthNvmeNamespacePathsLiveMax(mbc.Metrics.DiskHealthNvmeNamespacePathsLiveMax),
-		metricDiskHealthNvmeNamespacePathsOptimized: newMetricDiskHealthNvmeNamespacePathsOptimized(mbc.Metrics.DiskHealthNvmeNamespacePathsOptimized),
-		metricDiskHealthNvmeSubsystemPaths:          newMetricDiskHealthNvmeSubsystemPaths(mbc.Metrics.DiskHealthNvmeSubsystemPaths),
-		metricDiskHealthNvmeSubsystemsOmitted:       newMetricDiskHealthNvmeSubsystemsOmitted(mbc.Metrics.DiskHealthNvmeSubsystemsOmitted),
-		metricDiskHealthStackReadStatus:             newMetricDiskHealthStackReadStatus(mbc.Metrics.DiskHealthStackReadStatus),
-		metricHwErrors:                              newMetricHwErrors(mbc.Metrics.HwErrors),
-		metricHwLogicalDiskLimit:                    newMetricHwLogicalDiskLimit(mbc.Metrics.HwLogicalDiskLimit),
-		metricHwLogicalDiskMdArrayState:             newMetricHwLogicalDiskMdArrayState(mbc.Metrics.HwLogicalDiskMdArrayState),
-		metricHwLogicalDiskMdDegraded:               newMetricHwLogicalDiskMdDegraded(mbc.Metrics.HwLogicalDiskMdDegraded),
-		metricHwLogicalDiskMdMemberState:            newMetricHwLogicalDiskMdMemberState(mbc.Metrics.HwLogicalDiskMdMemberState),
-		metricHwLogicalDiskMdMismatches:             newMetricHwLogicalDiskMdMismatches(mbc.Metrics.HwLogicalDiskMdMismatches),
-		metricHwLogicalDiskMdRaidDisks:              newMetricHwLogicalDiskMdRaidDisks(mbc.Metrics.HwLogicalDiskMdRaidDisks),
-		metricHwLogicalDiskMdSyncProgress:           newMetricHwLogicalDiskMdSyncProgress(mbc.Metrics.HwLogicalDiskMdSyncProgress),
-		metricHwLogicalDiskMdSyncRemainingTime:      newMetricHwLogicalDiskMdSyncRemainingTime(mbc.Metrics.HwLogicalDiskMdSyncRemainingTime),
-		metricHwLogicalDiskMdSyncSpeed:              newMetricHwLogicalDiskMdSyncSpeed(mbc.Metrics.HwLogicalDiskMdSyncSpeed),
-		metricHwLogicalDiskMdSyncAction:             newMetricHwLogicalDiskMdSyncAction(mbc.Metrics.HwLogicalDiskMdSyncAction),
-		metricHwLogicalDiskMetadataLimit:            newMetricHwLogicalDiskMetadataLimit(mbc.Metrics.HwLogicalDiskMetadataLimit),
-		metricHwLogicalDiskMetadataUsage:            newMetricHwLogicalDiskMetadataUsage(mbc.Metrics.HwLogicalDiskMetadataUsage),
-		metricHwLogicalDiskMetadataUtilization:      newMetricHwLogicalDiskMetadataUtilization(mbc.Metrics.HwLogicalDiskMetadataUtilization),
-		metricHwLogicalDiskMultipathPaths:           newMetricHwLogicalDiskMultipathPaths(mbc.Metrics.HwLogicalDiskMultipathPaths),
-		metricHwLogicalDiskThinPoolMode:             newMetricHwLogicalDiskThinPoolMode(mbc.Metrics.HwLogicalDiskThinPoolMode),
-		metricHwLogicalDiskThinPoolNeedsCheck:       newMetricHwLogicalDiskThinPoolNeedsCheck(mbc.Metrics.HwLogicalDiskThinPoolNeedsCheck),
-		metricHwLogicalDiskUsage:                    newMetricHwLogicalDiskUsage(mbc.Metrics.HwLogicalDiskUsage),
-		metricHwLogicalDiskUtilization:              newMetricHwLogicalDiskUtilization(mbc.Metrics.HwLogicalDiskUtilization),
-		metricHwPhysicalDiskScsiCommands:            newMetricHwPhysicalDiskScsiCommands(mbc.Metrics.HwPhysicalDiskScsiCommands),
-		metricHwStatus:                              newMetricHwStatus(mbc.Metrics.HwStatus),
-		metricSystemFilesystemDeviceErrors:          newMetricSystemFilesystemDeviceErrors(mbc.Metrics.SystemFilesystemDeviceErrors),
-		metricSystemFilesystemErrors:                newMetricSystemFilesystemErrors(mbc.Metrics.SystemFilesystemErrors),
-		metricSystemFilesystemErrorsTime:            newMetricSystemFilesystemErrorsTime(mbc.Metrics.SystemFilesystemErrorsTime),
-		metricSystemFilesystemReadOnlyAfterErrors:   newMetricSystemFilesystemReadOnlyAfterErrors(mbc.Metrics.SystemFilesystemReadOnlyAfterErrors),
+		config:                                  mbc,
+		startTime:                               pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                           pmetric.NewMetrics(),
+		buildInfo:                               settings.BuildInfo,
+		metricDiskHealthFilesystemDeviceErrors:  newMetricDiskHealthFilesystemDeviceErrors(mbc.Metrics.DiskHealthFilesystemDeviceErrors),
+		metricDiskHealthFilesystemErrors:        newMetricDiskHealthFilesystemErrors(mbc.Metrics.DiskHealthFilesystemErrors),
+		metricDiskHealthFilesystemLastErrorTime: newMetricDiskHealthFilesystemLastErrorTime(mbc.Metrics.DiskHealthFilesystemLastErrorTime),
+		metricDiskHealthFilesystemReadOnlyAfterErrors:  newMetricDiskHealthFilesystemReadOnlyAfterErrors(mbc.Metrics.DiskHealthFilesystemReadOnlyAfterErrors),
+		metricDiskHealthLogicalDiskMdArrayState:        newMetricDiskHealthLogicalDiskMdArrayState(mbc.Metrics.DiskHealthLogicalDiskMdArrayState),
+		metricDiskHealthLogicalDiskMdDegraded:          newMetricDiskHealthLogicalDiskMdDegraded(mbc.Metrics.DiskHealthLogicalDiskMdDegraded),
+		metricDiskHealthLogicalDiskMdMemberState:       newMetricDiskHealthLogicalDiskMdMemberState(mbc.Metrics.DiskHealthLogicalDiskMdMemberState),
+		metricDiskHealthLogicalDiskMdMismatches:        newMetricDiskHealthLogicalDiskMdMismatches(mbc.Metrics.DiskHealthLogicalDiskMdMismatches),
+		metricDiskHealthLogicalDiskMdRaidDisks:         newMetricDiskHealthLogicalDiskMdRaidDisks(mbc.Metrics.DiskHealthLogicalDiskMdRaidDisks),
+		metricDiskHealthLogicalDiskMdSyncProgress:      newMetricDiskHealthLogicalDiskMdSyncProgress(mbc.Metrics.DiskHealthLogicalDiskMdSyncProgress),
+		metricDiskHealthLogicalDiskMdSyncRemainingTime: newMetricDiskHealthLogicalDiskMdSyncRemainingTime(mbc.Metrics.DiskHealthLogicalDiskMdSyncRemainingTime),
+		metricDiskHealthLogicalDiskMdSyncSpeed:         newMetricDiskHealthLogicalDiskMdSyncSpeed(mbc.Metrics.DiskHealthLogicalDiskMdSyncSpeed),
+		metricDiskHealthLogicalDiskMdSyncAction:        newMetricDiskHealthLogicalDiskMdSyncAction(mbc.Metrics.DiskHealthLogicalDiskMdSyncAction),
+		metricDiskHealthLogicalDiskMetadataLimit:       newMetricDiskHealthLogicalDiskMetadataLimit(mbc.Metrics.DiskHealthLogicalDiskMetadataLimit),
+		metricDiskHealthLogicalDiskMetadataUsage:       newMetricDiskHealthLogicalDiskMetadataUsage(mbc.Metrics.DiskHealthLogicalDiskMetadataUsage),
+		metricDiskHealthLogicalDiskMetadataUtilization: newMetricDiskHealthLogicalDiskMetadataUtilization(mbc.Metrics.DiskHealthLogicalDiskMetadataUtilization),
+		metricDiskHealthLogicalDiskMultipathPaths:      newMetricDiskHealthLogicalDiskMultipathPaths(mbc.Metrics.DiskHealthLogicalDiskMultipathPaths),
+		metricDiskHealthLogicalDiskThinPoolMode:        newMetricDiskHealthLogicalDiskThinPoolMode(mbc.Metrics.DiskHealthLogicalDiskThinPoolMode),
+		metricDiskHealthLogicalDiskThinPoolNeedsCheck:  newMetricDiskHealthLogicalDiskThinPoolNeedsCheck(mbc.Metrics.DiskHealthLogicalDiskThinPoolNeedsCheck),
+		metricDiskHealthNvmeNamespacePathsLive:         newMetricDiskHealthNvmeNamespacePathsLive(mbc.Metrics.DiskHealthNvmeNamespacePathsLive),
+		metricDiskHealthNvmeNamespacePathsLiveMax:      newMetricDiskHealthNvmeNamespacePathsLiveMax(mbc.Metrics.DiskHealthNvmeNamespacePathsLiveMax),
+		metricDiskHealthNvmeNamespacePathsOptimized:    newMetricDiskHealthNvmeNamespacePathsOptimized(mbc.Metrics.DiskHealthNvmeNamespacePathsOptimized),
+		metricDiskHealthNvmeSubsystemPaths:             newMetricDiskHealthNvmeSubsystemPaths(mbc.Metrics.DiskHealthNvmeSubsystemPaths),
+		metricDiskHealthNvmeSubsystemsOmitted:          newMetricDiskHealthNvmeSubsystemsOmitted(mbc.Metrics.DiskHealthNvmeSubsystemsOmitted),
+		metricDiskHealthPhysicalDiskScsiCommands:       newMetricDiskHealthPhysicalDiskScsiCommands(mbc.Metrics.DiskHealthPhysicalDiskScsiCommands),
+		metricDiskHealthStackReadStatus:                newMetricDiskHealthStackReadStatus(mbc.Metrics.DiskHealthStackReadStatus),
+		metricHwErrors:                                 newMetricHwErrors(mbc.Metrics.HwErrors),
+		metricHwLogicalDiskLimit:                       newMetricHwLogicalDiskLimit(mbc.Metrics.HwLogicalDiskLimit),
+		metricHwLogicalDiskUsage:                       newMetricHwLogicalDiskUsage(mbc.Metrics.HwLogicalDiskUsage),
+		metricHwLogicalDiskUtilization:                 newMetricHwLogicalDiskUtilization(mbc.Metrics.HwLogicalDiskUtilization),
+		metricHwStatus:                                 newMetricHwStatus(mbc.Metrics.HwStatus),
 	}
 
 	for _, op := range options {
@@ -2692,37 +2692,37 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricDiskHealthFilesystemDeviceErrors.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemErrors.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemLastErrorTime.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemReadOnlyAfterErrors.emit(ils.Metrics())
+	mb.metricDiskHealthLogicalDiskMdArrayState.emit(ils.Metrics())
+	mb.metricDiskHealthLogicalDiskMdDegraded.emit(ils.Metrics())
+	mb.metricDiskHealthLogicalDiskMdMemberState.emit(ils.Metrics())
+	mb.metricDiskHealthLogicalDiskMdMismatches.emit(ils.Metrics())
+	mb.metricDiskHealthLogicalDiskMdRaidDisks.emit(ils.Metrics())
+	mb.metricDiskHealthLogicalDiskMdSyncProgress.emit(ils.Metrics())
+	mb.metricDiskHealthLogicalDiskMdSyncRemainingTime.emit(ils.Metrics())
+	mb.metricDiskHealthLogicalDiskMdSyncSpeed.emit(ils.Metrics())
+	mb.metricDiskHealthLogicalDiskMdSyncAction.emit(ils.Metrics())
+	mb.metricDiskHealthLogicalDiskMetadataLimit.emit(ils.Metrics())
+	mb.metricDiskHealthLogicalDiskMetadataUsage.emit(ils.Metrics())
+	mb.metricDiskHealthLogicalDiskMetadataUtilization.emit(ils.Metrics())
+	mb.metricDiskHealthLogicalDiskMultipathPaths.emit(ils.Metrics())
+	mb.metricDiskHealthLogicalDiskThinPoolMode.emit(ils.Metrics())
+	mb.metricDiskHealthLogicalDiskThinPoolNeedsCheck.emit(ils.Metrics())
 	mb.metricDiskHealthNvmeNamespacePathsLive.emit(ils.Metrics())
 	mb.metricDiskHealthNvmeNamespacePathsLiveMax.emit(ils.Metrics())
 	mb.metricDiskHealthNvmeNamespacePathsOptimized.emit(ils.Metrics())
 	mb.metricDiskHealthNvmeSubsystemPaths.emit(ils.Metrics())
 	mb.metricDiskHealthNvmeSubsystemsOmitted.emit(ils.Metrics())
+	mb.metricDiskHealthPhysicalDiskScsiCommands.emit(ils.Metrics())
 	mb.metricDiskHealthStackReadStatus.emit(ils.Metrics())
 	mb.metricHwErrors.emit(ils.Metrics())
 	mb.metricHwLogicalDiskLimit.emit(ils.Metrics())
-	mb.metricHwLogicalDiskMdArrayState.emit(ils.Metrics())
-	mb.metricHwLogicalDiskMdDegraded.emit(ils.Metrics())
-	mb.metricHwLogicalDiskMdMemberState.emit(ils.Metrics())
-	mb.metricHwLogicalDiskMdMismatches.emit(ils.Metrics())
-	mb.metricHwLogicalDiskMdRaidDisks.emit(ils.Metrics())
-	mb.metricHwLogicalDiskMdSyncProgress.emit(ils.Metrics())
-	mb.metricHwLogicalDiskMdSyncRemainingTime.emit(ils.Metrics())
-	mb.metricHwLogicalDiskMdSyncSpeed.emit(ils.Metrics())
-	mb.metricHwLogicalDiskMdSyncAction.emit(ils.Metrics())
-	mb.metricHwLogicalDiskMetadataLimit.emit(ils.Metrics())
-	mb.metricHwLogicalDiskMetadataUsage.emit(ils.Metrics())
-	mb.metricHwLogicalDiskMetadataUtilization.emit(ils.Metrics())
-	mb.metricHwLogicalDiskMultipathPaths.emit(ils.Metrics())
-	mb.metricHwLogicalDiskThinPoolMode.emit(ils.Metrics())
-	mb.metricHwLogicalDiskThinPoolNeedsCheck.emit(ils.Metrics())
 	mb.metricHwLogicalDiskUsage.emit(ils.Metrics())
 	mb.metricHwLogicalDiskUtilization.emit(ils.Metrics())
-	mb.metricHwPhysicalDiskScsiCommands.emit(ils.Metrics())
 	mb.metricHwStatus.emit(ils.Metrics())
-	mb.metricSystemFilesystemDeviceErrors.emit(ils.Metrics())
-	mb.metricSystemFilesystemErrors.emit(ils.Metrics())
-	mb.metricSystemFilesystemErrorsTime.emit(ils.Metrics())
-	mb.metricSystemFilesystemReadOnlyAfterErrors.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -2742,6 +2742,101 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordDiskHealthFilesystemDeviceErrorsDataPoint adds a data point to disk_health.filesystem.device.errors metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemDeviceErrorsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue AttributeSystemFilesystemType, errorTypeAttributeValue string) {
+	mb.metricDiskHealthFilesystemDeviceErrors.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue.String(), errorTypeAttributeValue)
+}
+
+// RecordDiskHealthFilesystemErrorsDataPoint adds a data point to disk_health.filesystem.errors metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemErrorsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue AttributeSystemFilesystemType) {
+	mb.metricDiskHealthFilesystemErrors.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue.String())
+}
+
+// RecordDiskHealthFilesystemLastErrorTimeDataPoint adds a data point to disk_health.filesystem.last_error.time metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemLastErrorTimeDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue AttributeSystemFilesystemType) {
+	mb.metricDiskHealthFilesystemLastErrorTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue.String())
+}
+
+// RecordDiskHealthFilesystemReadOnlyAfterErrorsDataPoint adds a data point to disk_health.filesystem.read_only_after_errors metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemReadOnlyAfterErrorsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue AttributeSystemFilesystemType) {
+	mb.metricDiskHealthFilesystemReadOnlyAfterErrors.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue.String())
+}
+
+// RecordDiskHealthLogicalDiskMdArrayStateDataPoint adds a data point to disk_health.logical_disk.md.array_state metric.
+func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskMdArrayStateDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, mdArrayStateAttributeValue AttributeMdArrayState) {
+	mb.metricDiskHealthLogicalDiskMdArrayState.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), mdArrayStateAttributeValue.String())
+}
+
+// RecordDiskHealthLogicalDiskMdDegradedDataPoint adds a data point to disk_health.logical_disk.md.degraded metric.
+func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskMdDegradedDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthLogicalDiskMdDegraded.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordDiskHealthLogicalDiskMdMemberStateDataPoint adds a data point to disk_health.logical_disk.md.member.state metric.
+func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskMdMemberStateDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskHealthMdMemberStateAttributeValue AttributeDiskHealthMdMemberState, options ...MetricAttributeOption) {
+	mb.metricDiskHealthLogicalDiskMdMemberState.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskHealthMdMemberStateAttributeValue.String(), options...)
+}
+
+// RecordDiskHealthLogicalDiskMdMismatchesDataPoint adds a data point to disk_health.logical_disk.md.mismatches metric.
+func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskMdMismatchesDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthLogicalDiskMdMismatches.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordDiskHealthLogicalDiskMdRaidDisksDataPoint adds a data point to disk_health.logical_disk.md.raid_disks metric.
+func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskMdRaidDisksDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthLogicalDiskMdRaidDisks.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordDiskHealthLogicalDiskMdSyncProgressDataPoint adds a data point to disk_health.logical_disk.md.sync.progress metric.
+func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskMdSyncProgressDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, mdSyncActionAttributeValue AttributeMdSyncAction) {
+	mb.metricDiskHealthLogicalDiskMdSyncProgress.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), mdSyncActionAttributeValue.String())
+}
+
+// RecordDiskHealthLogicalDiskMdSyncRemainingTimeDataPoint adds a data point to disk_health.logical_disk.md.sync.remaining_time metric.
+func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskMdSyncRemainingTimeDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, mdSyncActionAttributeValue AttributeMdSyncAction) {
+	mb.metricDiskHealthLogicalDiskMdSyncRemainingTime.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), mdSyncActionAttributeValue.String())
+}
+
+// RecordDiskHealthLogicalDiskMdSyncSpeedDataPoint adds a data point to disk_health.logical_disk.md.sync.speed metric.
+func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskMdSyncSpeedDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, mdSyncActionAttributeValue AttributeMdSyncAction) {
+	mb.metricDiskHealthLogicalDiskMdSyncSpeed.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), mdSyncActionAttributeValue.String())
+}
+
+// RecordDiskHealthLogicalDiskMdSyncActionDataPoint adds a data point to disk_health.logical_disk.md.sync_action metric.
+func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskMdSyncActionDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, mdSyncActionAttributeValue AttributeMdSyncAction) {
+	mb.metricDiskHealthLogicalDiskMdSyncAction.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), mdSyncActionAttributeValue.String())
+}
+
+// RecordDiskHealthLogicalDiskMetadataLimitDataPoint adds a data point to disk_health.logical_disk.metadata.limit metric.
+func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskMetadataLimitDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthLogicalDiskMetadataLimit.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordDiskHealthLogicalDiskMetadataUsageDataPoint adds a data point to disk_health.logical_disk.metadata.usage metric.
+func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskMetadataUsageDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwLogicalDiskStateAttributeValue AttributeHwLogicalDiskState) {
+	mb.metricDiskHealthLogicalDiskMetadataUsage.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwLogicalDiskStateAttributeValue.String())
+}
+
+// RecordDiskHealthLogicalDiskMetadataUtilizationDataPoint adds a data point to disk_health.logical_disk.metadata.utilization metric.
+func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskMetadataUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwLogicalDiskStateAttributeValue AttributeHwLogicalDiskState) {
+	mb.metricDiskHealthLogicalDiskMetadataUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwLogicalDiskStateAttributeValue.String())
+}
+
+// RecordDiskHealthLogicalDiskMultipathPathsDataPoint adds a data point to disk_health.logical_disk.multipath.paths metric.
+func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskMultipathPathsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, multipathPathStateAttributeValue AttributeMultipathPathState) {
+	mb.metricDiskHealthLogicalDiskMultipathPaths.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), multipathPathStateAttributeValue.String())
+}
+
+// RecordDiskHealthLogicalDiskThinPoolModeDataPoint adds a data point to disk_health.logical_disk.thin_pool.mode metric.
+func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskThinPoolModeDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, thinPoolModeAttributeValue AttributeThinPoolMode) {
+	mb.metricDiskHealthLogicalDiskThinPoolMode.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), thinPoolModeAttributeValue.String())
+}
+
+// RecordDiskHealthLogicalDiskThinPoolNeedsCheckDataPoint adds a data point to disk_health.logical_disk.thin_pool.needs_check metric.
+func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskThinPoolNeedsCheckDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricDiskHealthLogicalDiskThinPoolNeedsCheck.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordDiskHealthNvmeNamespacePathsLiveDataPoint adds a data point to disk_health.nvme.namespace.paths.live metric.
@@ -2769,6 +2864,11 @@ func (mb *MetricsBuilder) RecordDiskHealthNvmeSubsystemsOmittedDataPoint(ts pcom
 	mb.metricDiskHealthNvmeSubsystemsOmitted.recordDataPoint(mb.startTime, ts, val)
 }
 
+// RecordDiskHealthPhysicalDiskScsiCommandsDataPoint adds a data point to disk_health.physical_disk.scsi.commands metric.
+func (mb *MetricsBuilder) RecordDiskHealthPhysicalDiskScsiCommandsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, scsiCommandOutcomeAttributeValue AttributeScsiCommandOutcome) {
+	mb.metricDiskHealthPhysicalDiskScsiCommands.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), scsiCommandOutcomeAttributeValue.String())
+}
+
 // RecordDiskHealthStackReadStatusDataPoint adds a data point to disk_health.stack.read.status metric.
 func (mb *MetricsBuilder) RecordDiskHealthStackReadStatusDataPoint(ts pcommon.Timestamp, val int64, stackPartAttributeValue AttributeStackPart, stackReadStatusAttributeValue AttributeStackReadStatus) {
 	mb.metricDiskHealthStackReadStatus.recordDataPoint(mb.startTime, ts, val, stackPartAttributeValue.String(), stackReadStatusAttributeValue.String())
@@ -2784,81 +2884,6 @@ func (mb *MetricsBuilder) RecordHwLogicalDiskLimitDataPoint(ts pcommon.Timestamp
 	mb.metricHwLogicalDiskLimit.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwLogicalDiskRaidLevelAttributeValue)
 }
 
-// RecordHwLogicalDiskMdArrayStateDataPoint adds a data point to hw.logical_disk.md.array_state metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskMdArrayStateDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, mdArrayStateAttributeValue AttributeMdArrayState) {
-	mb.metricHwLogicalDiskMdArrayState.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), mdArrayStateAttributeValue.String())
-}
-
-// RecordHwLogicalDiskMdDegradedDataPoint adds a data point to hw.logical_disk.md.degraded metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskMdDegradedDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwLogicalDiskMdDegraded.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
-}
-
-// RecordHwLogicalDiskMdMemberStateDataPoint adds a data point to hw.logical_disk.md.member.state metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskMdMemberStateDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, mdMemberStateAttributeValue AttributeMdMemberState, options ...MetricAttributeOption) {
-	mb.metricHwLogicalDiskMdMemberState.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), mdMemberStateAttributeValue.String(), options...)
-}
-
-// RecordHwLogicalDiskMdMismatchesDataPoint adds a data point to hw.logical_disk.md.mismatches metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskMdMismatchesDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwLogicalDiskMdMismatches.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
-}
-
-// RecordHwLogicalDiskMdRaidDisksDataPoint adds a data point to hw.logical_disk.md.raid_disks metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskMdRaidDisksDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwLogicalDiskMdRaidDisks.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
-}
-
-// RecordHwLogicalDiskMdSyncProgressDataPoint adds a data point to hw.logical_disk.md.sync.progress metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskMdSyncProgressDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, mdSyncActionAttributeValue AttributeMdSyncAction) {
-	mb.metricHwLogicalDiskMdSyncProgress.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), mdSyncActionAttributeValue.String())
-}
-
-// RecordHwLogicalDiskMdSyncRemainingTimeDataPoint adds a data point to hw.logical_disk.md.sync.remaining_time metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskMdSyncRemainingTimeDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, mdSyncActionAttributeValue AttributeMdSyncAction) {
-	mb.metricHwLogicalDiskMdSyncRemainingTime.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), mdSyncActionAttributeValue.String())
-}
-
-// RecordHwLogicalDiskMdSyncSpeedDataPoint adds a data point to hw.logical_disk.md.sync.speed metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskMdSyncSpeedDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, mdSyncActionAttributeValue AttributeMdSyncAction) {
-	mb.metricHwLogicalDiskMdSyncSpeed.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), mdSyncActionAttributeValue.String())
-}
-
-// RecordHwLogicalDiskMdSyncActionDataPoint adds a data point to hw.logical_disk.md.sync_action metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskMdSyncActionDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, mdSyncActionAttributeValue AttributeMdSyncAction) {
-	mb.metricHwLogicalDiskMdSyncAction.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), mdSyncActionAttributeValue.String())
-}
-
-// RecordHwLogicalDiskMetadataLimitDataPoint adds a data point to hw.logical_disk.metadata.limit metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskMetadataLimitDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwLogicalDiskMetadataLimit.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
-}
-
-// RecordHwLogicalDiskMetadataUsageDataPoint adds a data point to hw.logical_disk.metadata.usage metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskMetadataUsageDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwLogicalDiskStateAttributeValue AttributeHwLogicalDiskState) {
-	mb.metricHwLogicalDiskMetadataUsage.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwLogicalDiskStateAttributeValue.String())
-}
-
-// RecordHwLogicalDiskMetadataUtilizationDataPoint adds a data point to hw.logical_disk.metadata.utilization metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskMetadataUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwLogicalDiskStateAttributeValue AttributeHwLogicalDiskState) {
-	mb.metricHwLogicalDiskMetadataUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwLogicalDiskStateAttributeValue.String())
-}
-
-// RecordHwLogicalDiskMultipathPathsDataPoint adds a data point to hw.logical_disk.multipath.paths metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskMultipathPathsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, multipathPathStateAttributeValue AttributeMultipathPathState) {
-	mb.metricHwLogicalDiskMultipathPaths.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), multipathPathStateAttributeValue.String())
-}
-
-// RecordHwLogicalDiskThinPoolModeDataPoint adds a data point to hw.logical_disk.thin_pool.mode metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskThinPoolModeDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, thinPoolModeAttributeValue AttributeThinPoolMode) {
-	mb.metricHwLogicalDiskThinPoolMode.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), thinPoolModeAttributeValue.String())
-}
-
-// RecordHwLogicalDiskThinPoolNeedsCheckDataPoint adds a data point to hw.logical_disk.thin_pool.needs_check metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskThinPoolNeedsCheckDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwLogicalDiskThinPoolNeedsCheck.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
-}
-
 // RecordHwLogicalDiskUsageDataPoint adds a data point to hw.logical_disk.usage metric.
 func (mb *MetricsBuilder) RecordHwLogicalDiskUsageDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwLogicalDiskRaidLevelAttributeValue string, hwLogicalDiskStateAttributeValue AttributeHwLogicalDiskState) {
 	mb.metricHwLogicalDiskUsage.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwLogicalDiskRaidLevelAttributeValue, hwLogicalDiskStateAttributeValue.String())
@@ -2869,34 +2894,9 @@ func (mb *MetricsBuilder) RecordHwLogicalDiskUtilizationDataPoint(ts pcommon.Tim
 	mb.metricHwLogicalDiskUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwLogicalDiskRaidLevelAttributeValue, hwLogicalDiskStateAttributeValue.String())
 }
 
-// RecordHwPhysicalDiskScsiCommandsDataPoint adds a data point to hw.physical_disk.scsi.commands metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskScsiCommandsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, scsiCommandOutcomeAttributeValue AttributeScsiCommandOutcome) {
-	mb.metricHwPhysicalDiskScsiCommands.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), scsiCommandOutcomeAttributeValue.String())
-}
-
 // RecordHwStatusDataPoint adds a data point to hw.status metric.
 func (mb *MetricsBuilder) RecordHwStatusDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwStateAttributeValue AttributeHwState) {
 	mb.metricHwStatus.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwStateAttributeValue.String())
-}
-
-// RecordSystemFilesystemDeviceErrorsDataPoint adds a data point to system.filesystem.device.errors metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemDeviceErrorsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue AttributeSystemFilesystemType, errorTypeAttributeValue string) {
-	mb.metricSystemFilesystemDeviceErrors.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue.String(), errorTypeAttributeValue)
-}
-
-// RecordSystemFilesystemErrorsDataPoint adds a data point to system.filesystem.errors metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemErrorsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue AttributeSystemFilesystemType) {
-	mb.metricSystemFilesystemErrors.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue.String())
-}
-
-// RecordSystemFilesystemErrorsTimeDataPoint adds a data point to system.filesystem.errors.time metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemErrorsTimeDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue AttributeSystemFilesystemType) {
-	mb.metricSystemFilesystemErrorsTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue.String())
-}
-
-// RecordSystemFilesystemReadOnlyAfterErrorsDataPoint adds a data point to system.filesystem.read_only_after_errors metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemReadOnlyAfterErrorsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue AttributeSystemFilesystemType) {
-	mb.metricSystemFilesystemReadOnlyAfterErrors.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue.String())
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,
