@@ -69,6 +69,9 @@ func (d *Disk) Key() string {
 type Namespace struct {
 	Name string // nvme0n1
 	NSID uint32
+	// ID is the namespace's hw.id: blockdev.DiskID of its block device's identity (the multipath head's
+	// where there is one), the hw.id the I/O source gives that block device.
+	ID string
 }
 
 var (
@@ -124,7 +127,7 @@ func Discover(root string) ([]Disk, error) {
 				d = &Disk{Name: ctrl, Protocol: ProtocolNVMe, Node: filepath.Join(devRoot, ctrl)}
 				ctrls[ctrl] = d
 			}
-			d.Namespaces = append(d.Namespaces, Namespace{Name: name, NSID: id.NSID})
+			d.Namespaces = append(d.Namespaces, Namespace{Name: name, NSID: id.NSID, ID: blockdev.DiskID(&id)})
 			nsIDs[ctrl] = append(nsIDs[ctrl], &id)
 			continue
 		}

@@ -417,7 +417,7 @@ func QEMU(t testing.TB, nvmeDir string) *Machine {
 		WWN: "nvme.1b36-736d61727474657374-51454d55204e564d65204374726c-00000001"}
 	m.Add(&Disk{
 		Info: device.Disk{Name: "nvme0", Protocol: device.ProtocolNVMe, Node: "/dev/nvme0", Identity: nsIdent, ID: blockdev.DiskID(&nsIdent),
-			Namespaces: []device.Namespace{{Name: "nvme0n1", NSID: 1}}},
+			Namespaces: []device.Namespace{{Name: "nvme0n1", NSID: 1, ID: blockdev.DiskID(&nsIdent)}}},
 		Pages: map[string][]byte{
 			NVMeIDCtrl:             nread("identify_ctrl"),
 			NVMeIDNS(1):            nread("identify_ns1"),
@@ -448,6 +448,12 @@ var (
 	ocpC0GUID = []byte{0xC5, 0xAF, 0x10, 0x28, 0xEA, 0xBF, 0xF2, 0xA4, 0x9C, 0x4F, 0x6F, 0x7C, 0xC9, 0x14, 0xD5, 0xAF}
 	ocpC3GUID = []byte{0x92, 0x7A, 0xC0, 0x8C, 0xD0, 0x84, 0x6C, 0x9C, 0x70, 0x43, 0xE6, 0xD4, 0x58, 0x5E, 0xD4, 0x85}
 )
+
+// QEMUPage is one page of the QEMU fixtures (testdata/smart/qemu/<dir>/<file>), a copy the caller may change.
+func QEMUPage(t testing.TB, dir, file string) []byte {
+	t.Helper()
+	return slices.Clone(fixture.Read(t, "qemu", dir, file))
+}
 
 // NVMeController is QEMU's Identify Controller with the fields that decide the
 // plan replaced.
@@ -551,7 +557,7 @@ func NVMeDisk(t testing.TB, name string, ctrl []byte, pages map[string][]byte) *
 	ident := blockdev.Identity{Name: name + "n1", Class: blockdev.ClassDisk, Model: "test", Serial: "s-" + name}
 	return &Disk{
 		Info: device.Disk{Name: name, Protocol: device.ProtocolNVMe, Node: "/dev/" + name, Identity: ident, ID: blockdev.DiskID(&ident),
-			Namespaces: []device.Namespace{{Name: name + "n1", NSID: 1}}},
+			Namespaces: []device.Namespace{{Name: name + "n1", NSID: 1, ID: blockdev.DiskID(&ident)}}},
 		Pages: all,
 	}
 }
