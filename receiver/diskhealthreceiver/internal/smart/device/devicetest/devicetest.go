@@ -8,6 +8,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -612,4 +614,68 @@ func recordedAttrs(t testing.TB, elems ...string) map[uint8]RecordedAttr {
 		out[a.ID] = a.RecordedAttr
 	}
 	return out
+}
+
+// SysfsRoot copies the host root of a fixture set (testdata/smart/qemu/<dir>, a sys tree copied from a
+// guest, links kept) into a temporary directory, for device.Discover and for changes a test makes
+// (SetControllerState), and returns it.
+func SysfsRoot(t testing.TB, dir string) string {
+	t.Helper()
+	src, dst := fixture.Path("qemu", dir), t.TempDir()
+	err := filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, to)
+		case e.IsDir():
+			return os.MkdirAll(to, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("fixture %s: %v", dir, err)
+	}
+	return dst
+}
+
+// SetControllerState writes an NVMe controller's sysfs state (live, connecting, ...) under root.
+func SetControllerState(t testing.TB, root, ctrl, state string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(root, "sys", "class", "nvme", ctrl, "state"), []byte(state+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// NVMeTCP is the QEMU guest's NVMe/TCP multipath setup (testdata/smart/qemu/k6.1-nvme-tcp, its sysfs):
+// nvme0 a QEMU PCIe controller, and one Linux target subsystem reached through nvme1 and nvme2 (one
+// namespace head, nvme1n1). It returns a copy of that root for device.Discover and a machine whose disks
+// answer at its device nodes: nvme0 with QEMU's pages, nvme1 and nvme2 each with the Linux target's
+// (k6.12-nvmet), so a test sees which controller a read went to.
+func NVMeTCP(t testing.TB) (string, *Machine) {
+	t.Helper()
+	root := SysfsRoot(t, "k6.1-nvme-tcp")
+	m := &Machine{}
+	qemu := func(kind string) []byte { return fixture.Read(t, "qemu", "k6.12", "nvme0."+kind+".bin") }
+	m.Add(&Disk{Info: device.Disk{Name: "nvme0", Protocol: device.ProtocolNVMe, Node: filepath.Join(root, "dev", "nvme0")},
+		Pages: map[string][]byte{NVMeIDCtrl: qemu("identify_ctrl"), NVMeIDNS(1): qemu("identify_ns1"),
+			NVMeLog(nvme.LogSMART): qemu("log02_smart_log"), NVMeLog(nvme.LogError): make([]byte, nvme.ErrorEntrySize)}})
+	nvmet := func(kind string) []byte { return fixture.Read(t, "qemu", "k6.12-nvmet", "nvme1."+kind+".bin") }
+	for _, c := range []string{"nvme1", "nvme2"} {
+		m.Add(&Disk{Info: device.Disk{Name: c, Protocol: device.ProtocolNVMe, Node: filepath.Join(root, "dev", c)},
+			Pages: map[string][]byte{NVMeIDCtrl: nvmet("identify_ctrl"), NVMeIDNS(1): nvmet("identify_ns1"),
+				NVMeLog(nvme.LogSMART): nvmet("log02_smart_log"), NVMeLog(nvme.LogError): make([]byte, 128*nvme.ErrorEntrySize)}})
+	}
+	return root, m
 }

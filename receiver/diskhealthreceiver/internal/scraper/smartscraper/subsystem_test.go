@@ -1,0 +1,39 @@
+package smartscraper
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device/devicetest"
+)
+
+// The QEMU guest's NVMe/TCP subsystem, reached through nvme1 and nvme2, has one SMART series, under its
+// namespace head's hw.id (the one the I/O source gives nvme1n1), read through nvme1; while nvme1
+// reconnects it is read through nvme2, and the series stays the same (hw.id and hw.name).
+func TestSMARTSubsystemOneSeries(t *testing.T) {
+	const head = "uuid.d9ccc9e5-8ef0-4fd1-98c8-b127d516f3e1"
+	root, m := devicetest.NVMeTCP(t)
+	h := newHarnessOn(t, m, func(c *device.Config) { c.Root, c.Discover = root, device.Discover })
+	series := func() map[string][]string {
+		out := map[string][]string{}
+		for name, dps := range pointsByDisk(h.scrape(t), "hw.physical_disk.spare.available") {
+			for _, dp := range dps {
+				id, _ := dp.Attributes().Get("hw.id")
+				out[name] = append(out[name], id.Str())
+			}
+		}
+		return out
+	}
+	assert.Equal(t, map[string][]string{"nvme0": {"nvme.1b36-44484e564d4530-51454d55204e564d65204374726c-00000001"}, "nvme1": {head}}, series())
+	assert.Empty(t, m.Disk("nvme2").Sent())
+
+	devicetest.SetControllerState(t, root, "nvme1", "connecting")
+	devicetest.SetControllerState(t, root, "nvme2", "live")
+	m.Disk("nvme1").ResetSent()
+	require.Equal(t, map[string][]string{"nvme0": {"nvme.1b36-44484e564d4530-51454d55204e564d65204374726c-00000001"}, "nvme1": {head}}, series())
+	assert.Empty(t, m.Disk("nvme1").Sent(), "read through nvme2")
+	assert.NotEmpty(t, m.Disk("nvme2").Sent())
+}
