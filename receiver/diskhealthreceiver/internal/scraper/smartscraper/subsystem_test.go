@@ -15,7 +15,7 @@ import (
 // namespace head's hw.id (the one the I/O source gives nvme1n1), read through nvme1; while nvme1
 // reconnects it is read through nvme2, and the series stays the same (hw.id and hw.name).
 func TestSMARTSubsystemOneSeries(t *testing.T) {
-	const head = "uuid.d9ccc9e5-8ef0-4fd1-98c8-b127d516f3e1"
+	const head = devicetest.NVMeTCPHeadID
 	root, m := devicetest.NVMeTCP(t)
 	h := newHarnessOn(t, m, func(c *device.Config) { c.Root, c.Discover = root, device.Discover })
 	series := func() map[string][]string {

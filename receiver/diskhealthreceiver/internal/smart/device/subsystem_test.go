@@ -13,7 +13,7 @@ import (
 )
 
 // headID is the hw.id of the subsystem's namespace head nvme1n1 in the k6.1-nvme-tcp sysfs: its wwid.
-const headID = "uuid.d9ccc9e5-8ef0-4fd1-98c8-b127d516f3e1"
+const headID = devicetest.NVMeTCPHeadID
 
 // An NVMe/TCP subsystem reached through two controllers (nvme1 live, nvme2 connecting in the guest's
 // sysfs) is one disk under its namespace head's hw.id, read through nvme1; nvme2 is no disk of its own

@@ -658,6 +658,9 @@ func SetControllerState(t testing.TB, root, ctrl, state string) {
 	}
 }
 
+// NVMeTCPHeadID is the hw.id of NVMeTCP's namespace head nvme1n1 (its wwid), the subsystem's.
+const NVMeTCPHeadID = "uuid.d9ccc9e5-8ef0-4fd1-98c8-b127d516f3e1"
+
 // NVMeTCP is the QEMU guest's NVMe/TCP multipath setup (testdata/smart/qemu/k6.1-nvme-tcp, its sysfs):
 // nvme0 a QEMU PCIe controller, and one Linux target subsystem reached through nvme1 and nvme2 (one
 // namespace head, nvme1n1). It returns a copy of that root for device.Discover and a machine whose disks
