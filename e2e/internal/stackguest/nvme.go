@@ -386,7 +386,9 @@ func nvmeJoin(e *env, id, head string) {
 	// says PASSED). Recorded, not asserted; the join on hw.id is what this part checks.
 	e.part.Logs = append(e.part.Logs, fmt.Sprintf("SMART series of %s: hw.name %s, smart.read.status %s", id, name, smartStatus(md, id)))
 	// The subsystem's other controller has no block device of its own (its path, nvme<S>c<C>n1, is
-	// hidden): the smart source reads it as a disk of its own, named by its model and serial.
+	// hidden): the smart source reads the subsystem once, under the head's hw.id (through the other
+	// controller while the first is not live), so no other NVMe series of it should show here (before,
+	// the other controller was a disk of its own, named by its model and serial). Recorded, not asserted.
 	for i, n := range smartNames(md) {
 		if i != id && strings.HasPrefix(n, "nvme") {
 			e.part.Logs = append(e.part.Logs, fmt.Sprintf("another NVMe SMART series: hw.name %s hw.id %s, smart.read.status %s", n, i, smartStatus(md, i)))

@@ -52,9 +52,22 @@ func (s sysfs) controllerOf(base string) string {
 	if !reNVMeSubsystem.MatchString(base) {
 		return ""
 	}
-	ents, err := fs.ReadDir(s.fsys, "class/nvme-subsystem/"+base)
-	if err != nil {
+	names := SubsystemControllers(s.fsys, base)
+	if len(names) == 0 {
 		return ""
+	}
+	return names[0]
+}
+
+var reNVMeSubsystem = regexp.MustCompile(`^nvme-subsys\d+$`)
+
+// SubsystemControllers lists the controllers the kernel put in NVMe subsystem sub (nvme-subsys1: its
+// links class/nvme-subsystem/<sub>/nvmeN), in number order; the first is the one a multipath head's
+// namespaces name. fsys is rooted at sysfs. nil when there is none or the listing fails.
+func SubsystemControllers(fsys fs.FS, sub string) []string {
+	ents, err := fs.ReadDir(fsys, "class/nvme-subsystem/"+sub)
+	if err != nil {
+		return nil
 	}
 	var names []string
 	for _, e := range ents {
@@ -62,13 +75,9 @@ func (s sysfs) controllerOf(base string) string {
 			names = append(names, e.Name())
 		}
 	}
-	if len(names) == 0 {
-		return ""
-	}
-	return slices.MinFunc(names, compareControllers)
+	slices.SortFunc(names, compareControllers)
+	return names
 }
-
-var reNVMeSubsystem = regexp.MustCompile(`^nvme-subsys\d+$`)
 
 // compareControllers orders controller names by number (nvme2 before nvme10).
 func compareControllers(a, b string) int {

@@ -51,6 +51,9 @@ type nvmeTrack struct {
 	media, host nvme.Uint128
 	// telemetryGen is the generation of the last telemetry announced, -1 before any.
 	telemetryGen int
+	// via is the controller the last read went through (device.Disk.Via): the error log is that
+	// controller's, so a subsystem read through another one starts its high-water mark afresh.
+	via string
 	// amazon is the last Amazon log read, and throttled which limits throttled the volume in the
 	// interval before it (an episode is announced when it begins).
 	amazon    *nvme.AmazonStats
@@ -75,6 +78,9 @@ func (s *smartScraper) nvmeExtras(ctx context.Context, r *recorder, tr *diskTrac
 		tr.nvme = &nvmeTrack{telemetryGen: -1}
 	}
 	t := tr.nvme
+	if t.via != res.Disk.Via {
+		t.via, t.errSeen = res.Disk.Via, false
+	}
 	if n.OCP != nil && n.Log != nil {
 		if t.hasWAF {
 			if waf, ok := nvme.WriteAmplification(t.media, n.OCP.PhysicalMediaWritten, t.host, n.Log.DataUnitsWritten); ok {
@@ -153,6 +159,9 @@ func (s *smartScraper) cloudForecast(r *recorder, t *nvmeTrack, res *device.Resu
 // mark was reset (the drive's counter started over): the mark follows it, sending nothing.
 func (s *smartScraper) errorEvents(ctx context.Context, t *nvmeTrack, res *device.Result, resource pcommon.Resource, label string, entries []nvme.ErrorEntry) {
 	key := "nvme_error_log/" + res.Disk.ID
+	if d := res.Disk; d.Via != "" && d.Via != d.Name {
+		key += "/" + d.Via // another controller's log
+	}
 	if !t.errSeen {
 		t.errSeen = true
 		if stored, ok := s.loadMark(ctx, key); ok {

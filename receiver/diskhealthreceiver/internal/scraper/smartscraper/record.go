@@ -20,6 +20,8 @@ type recorder struct {
 	mb       *metadata.MetricsBuilder
 	ts       pcommon.Timestamp
 	id, name string
+	// namespaces are an NVMe controller's namespaces (device.Disk's), parallel to NVMeData.Namespaces.
+	namespaces []device.Namespace
 }
 
 const physicalDisk = metadata.AttributeHwTypePhysicalDisk
@@ -207,6 +209,7 @@ func recordNVMe(r *recorder, n *device.NVMeData, temp *tempRecorder) {
 			temp.limit(float64(cc), metadata.AttributeHwLimitTypeHighCritical)
 		}
 	}
+	recordNamespaces(r, n)
 	l := n.Log
 	if l == nil {
 		return
@@ -235,6 +238,30 @@ func recordNVMe(r *recorder, n *device.NVMeData, temp *tempRecorder) {
 	}
 	if t := n.Telemetry; t != nil {
 		r.mb.RecordDiskHealthPhysicalDiskNvmeTelemetryAvailableDataPoint(r.ts, boolInt(t.Available), r.id, r.name, physicalDisk)
+	}
+}
+
+// recordNamespaces records each namespace's size under the namespace's own hw.id (its block device's,
+// as the I/O source has it), and for a thin provisioned one its capacity and what it has allocated. A
+// namespace without thin provisioning gets no capacity (NCAP is NSZE) and no usage (NUSE is NCAP).
+func recordNamespaces(r *recorder, n *device.NVMeData) {
+	for i, ns := range n.Namespaces {
+		if ns == nil || ns.LBASize == 0 || i >= len(r.namespaces) {
+			continue // unreadable or inactive
+		}
+		d := &r.namespaces[i]
+		id, nsid := d.ID, int64(d.NSID)
+		if id == "" {
+			id = r.id
+		}
+		r.mb.RecordDiskHealthNvmeNamespaceSizeDataPoint(r.ts, clampInt(ns.SizeBytes()), id, d.Name, physicalDisk, r.id, nsid)
+		if !ns.ThinProvisioned() {
+			continue
+		}
+		r.mb.RecordDiskHealthNvmeNamespaceCapacityDataPoint(r.ts, clampInt(ns.CapacityBytes()), id, d.Name, physicalDisk, r.id, nsid)
+		if i >= len(n.UsageStale) || !n.UsageStale[i] {
+			r.mb.RecordDiskHealthNvmeNamespaceUsageDataPoint(r.ts, clampInt(ns.UtilizationBytes()), id, d.Name, physicalDisk, r.id, nsid)
+		}
 	}
 }
 

@@ -137,7 +137,7 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 				tr.last, tr.lastOK, tr.staleSent = res, res.Time, false
 				s.appendEvents(res, res1, v)
 			}
-			rec := &recorder{mb: s.mb, ts: ts, id: res.Disk.ID, name: res.Disk.Name}
+			rec := &recorder{mb: s.mb, ts: ts, id: res.Disk.ID, name: res.Disk.Name, namespaces: res.Disk.Namespaces}
 			recordValues(rec, snap, verdict)
 			if snap.NVMe != nil && res.Status == device.StatusOK {
 				s.nvmeExtras(ctx, rec, tr, res, res1)
@@ -146,7 +146,7 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		} else if tr.last != nil && !tr.staleSent {
 			// The values of the last good read are not re-served as current: they go out once more
 			// flagged "no recorded value", which backends take as the end of the series.
-			recordValues(&recorder{mb: s.stale, ts: ts, id: res.Disk.ID, name: res.Disk.Name}, tr.last.Snapshot, &health.Verdict{State: tr.history.State()})
+			recordValues(&recorder{mb: s.stale, ts: ts, id: res.Disk.ID, name: res.Disk.Name, namespaces: tr.last.Disk.Namespaces}, tr.last.Snapshot, &health.Verdict{State: tr.history.State()})
 			s.stale.EmitForResource(metadata.WithResource(res1))
 			tr.staleSent = true
 		}

@@ -46,6 +46,12 @@ func newSMARTHarness(t *testing.T, nvmeFixture string, mod func(*device.Config))
 // newHarnessOn is a SMART scraper reading the simulated machine m.
 func newHarnessOn(t *testing.T, m *devicetest.Machine, mod func(*device.Config)) *smartHarness {
 	t.Helper()
+	return newHarnessWith(t, m, mod, nil)
+}
+
+// newHarnessWith is newHarnessOn with the source's config changed by cfgMod (metrics turned on, say).
+func newHarnessWith(t *testing.T, m *devicetest.Machine, mod func(*device.Config), cfgMod func(*Config)) *smartHarness {
+	t.Helper()
 	set := scrapertest.NewNopSettings(metadata.Type)
 	core, obs := observer.New(zapcore.DebugLevel)
 	set.Logger = zap.New(core)
@@ -54,7 +60,7 @@ func newHarnessOn(t *testing.T, m *devicetest.Machine, mod func(*device.Config))
 		mod(&dc)
 	}
 	sink := &consumertest.LogsSink{}
-	s := newTestScraper(t, set, sink, dc)
+	s := newTestScraper(t, set, sink, dc, cfgMod)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -304,12 +310,18 @@ func resourceOf(md pmetric.Metrics, disk string) pcommon.Map {
 
 // newTestScraper is a SMART scraper with the default section on the device doubles of dc, naming ATA
 // attributes from smartctl's drive database on this machine, as a host with smartmontools does.
-func newTestScraper(tb testing.TB, set scraper.Settings, sink consumer.Logs, dc device.Config) *smartScraper {
+func newTestScraper(tb testing.TB, set scraper.Settings, sink consumer.Logs, dc device.Config, cfgMods ...func(*Config)) *smartScraper {
 	if dc.DriveDB == nil {
 		// As the factory does: the database is compiled before the first read, not inside its deadline.
 		dc.DriveDB = dhtest.ParsedDriveDBH(tb, ata.ParseDriveDB)
 	}
-	s := newScraper(set, createDefaultConfig(), dc, sink, time.Now)
+	cfg := createDefaultConfig()
+	for _, m := range cfgMods {
+		if m != nil {
+			m(cfg)
+		}
+	}
+	s := newScraper(set, cfg, dc, sink, time.Now)
 	s.drivedb = driveDBInUse{db: dc.DriveDB, source: metadata.AttributeDiskHealthDriveDatabaseSourceHost}
 	return s
 }

@@ -56,6 +56,17 @@ type Disk struct {
 	// live controller's hwmon sensor is believed: an NVMe-oF controller that
 	// is reconnecting keeps its sensor, which then reads 0 °C.
 	State string
+	// Controllers are the controllers of the disk's NVM subsystem when the
+	// kernel reaches it through more than one (native multipath, NVMe-oF on
+	// several ports), in number order; nil otherwise. The subsystem is one
+	// disk, read through one of them (Via): Name is the controller its
+	// namespace heads name (the subsystem's first, as blockdev has it), so the
+	// disk keeps its name and hw.id whichever controller answers.
+	Controllers []string
+	// Via is the NVMe controller the commands go to (Node, HwmonDir and State
+	// are its): Name, or for a subsystem the first live one of Controllers,
+	// Name's first (Name itself when none is live). "" for other protocols.
+	Via string
 }
 
 // Key tells one disk from every other one the host had since boot: its name, hw.id and diskseq (a
@@ -69,6 +80,9 @@ func (d *Disk) Key() string {
 type Namespace struct {
 	Name string // nvme0n1
 	NSID uint32
+	// ID is the namespace's hw.id: blockdev.DiskID of its block device's identity (the multipath head's
+	// where there is one), the hw.id the I/O source gives that block device.
+	ID string
 }
 
 var (
@@ -124,7 +138,7 @@ func Discover(root string) ([]Disk, error) {
 				d = &Disk{Name: ctrl, Protocol: ProtocolNVMe, Node: filepath.Join(devRoot, ctrl)}
 				ctrls[ctrl] = d
 			}
-			d.Namespaces = append(d.Namespaces, Namespace{Name: name, NSID: id.NSID})
+			d.Namespaces = append(d.Namespaces, Namespace{Name: name, NSID: id.NSID, ID: blockdev.DiskID(&id)})
 			nsIDs[ctrl] = append(nsIDs[ctrl], &id)
 			continue
 		}
@@ -153,6 +167,7 @@ func Discover(root string) ([]Disk, error) {
 			}
 		}
 	}
+	mergeSubsystems(sysRoot, ctrls, nsIDs)
 	for name, d := range ctrls {
 		slices.SortFunc(d.Namespaces, func(a, b Namespace) int { return cmp.Or(cmp.Compare(a.NSID, b.NSID), cmp.Compare(a.Name, b.Name)) })
 		if ns := nsIDs[name]; len(ns) > 0 {
@@ -164,12 +179,72 @@ func Discover(root string) ([]Disk, error) {
 			d.Identity = controllerIdentity(sysRoot, name)
 			d.ID = blockdev.DiskID(&d.Identity)
 		}
-		d.HwmonDir = hwmonDir(filepath.Join(sysRoot, "class", "nvme", name))
-		d.State = readTrim(sysRoot, "class", "nvme", name, "state")
+		d.Via, d.State = name, readTrim(sysRoot, "class", "nvme", name, "state")
+		if !d.Live() {
+			// A subsystem is read through its next live controller while this one is not (an NVMe-oF
+			// path reconnecting): its commands would fail or wait there.
+			for _, c := range d.Controllers {
+				if st := readTrim(sysRoot, "class", "nvme", c, "state"); c != name && (st == "" || st == "live") {
+					d.Via, d.State = c, st
+					break
+				}
+			}
+		}
+		d.Node = filepath.Join(devRoot, d.Via)
+		d.HwmonDir = hwmonDir(filepath.Join(sysRoot, "class", "nvme", d.Via))
 		disks = append(disks, *d)
 	}
 	slices.SortFunc(disks, func(a, b Disk) int { return strings.Compare(a.Name, b.Name) })
 	return disks, errors.Join(errs...)
+}
+
+// mergeSubsystems makes each NVM subsystem the kernel reaches through several controllers one disk: the
+// controller its namespace heads name (the first of the subsystem that has namespaces, else its first)
+// takes the others' namespaces it lacks (a subsystem without native multipath gives each controller a block
+// device of the same namespace) and lists them all in Controllers; the others are no disk of their own.
+//
+// One read serves the subsystem. The receiver asks for the SMART / Health Information log (02h) with NSID
+// FFFFFFFFh (smart.go's ReadSMART): the controller's global page, over every namespace it has attached,
+// not one namespace's (LPA bit 0). What that page says of the medium (critical warning, spare, percentage
+// used, media errors, temperature) is the subsystem's, the same through every controller, so a page per
+// controller would report one disk twice under two hw.ids, as nvme2 did beside nvme1 before. Its command
+// counters, and the Error Information log (01h), are counted by the controller answering: they start over
+// when the read moves to another controller, which the reader treats as another controller (its own
+// identity cache, error-log size and high-water mark).
+func mergeSubsystems(sysRoot string, ctrls map[string]*Disk, nsIDs map[string][]*blockdev.Identity) {
+	subs, err := os.ReadDir(filepath.Join(sysRoot, "class", "nvme-subsystem"))
+	if err != nil {
+		return // no subsystem class: a kernel before 4.15, one controller per subsystem
+	}
+	fsys := bounded.NewDirFS(sysRoot, bounded.Attr)
+	for _, sub := range subs {
+		members := blockdev.SubsystemControllers(fsys, sub.Name())
+		var disk string
+		for _, c := range members {
+			if d := ctrls[c]; d != nil && (disk == "" || len(ctrls[disk].Namespaces) == 0 && len(d.Namespaces) > 0) {
+				disk = c
+			}
+		}
+		if disk == "" || len(members) < 2 {
+			continue
+		}
+		d := ctrls[disk]
+		d.Controllers = members
+		for _, c := range members {
+			other := ctrls[c]
+			if other == nil || c == disk {
+				continue
+			}
+			for i, ns := range other.Namespaces {
+				if !slices.ContainsFunc(d.Namespaces, func(n Namespace) bool { return n.NSID == ns.NSID }) {
+					d.Namespaces = append(d.Namespaces, ns)
+					nsIDs[disk] = append(nsIDs[disk], nsIDs[c][i])
+				}
+			}
+			delete(ctrls, c)
+			delete(nsIDs, c)
+		}
+	}
 }
 
 // controllerIdentity is the identity of an NVMe controller without a namespace block device, read from

@@ -146,8 +146,8 @@ func TestDiscover(t *testing.T) {
 		got = append(got, row{d.Name, d.ID, strings.TrimPrefix(d.Node, s.root), d.Protocol, d.Namespaces, d.HwmonDir != ""})
 	}
 	assert.Equal(t, []row{
-		{"nvme0", "nvme.1b36-1", "/dev/nvme0", ProtocolNVMe, []Namespace{{"nvme0n1", 1}, {"nvme0n2", 2}}, true},
-		{"nvme2", "eui.0011223344556677", "/dev/nvme2", ProtocolNVMe, []Namespace{{"nvme2n1", 1}}, false},
+		{"nvme0", "nvme.1b36-1", "/dev/nvme0", ProtocolNVMe, []Namespace{{"nvme0n1", 1, "nvme.1b36-1"}, {"nvme0n2", 2, "nvme.1b36-2"}}, true},
+		{"nvme2", "eui.0011223344556677", "/dev/nvme2", ProtocolNVMe, []Namespace{{"nvme2n1", 1, "eui.0011223344556677"}}, false},
 		{"nvme3", "Empty Ctrl_EMPTY1", "/dev/nvme3", ProtocolNVMe, nil, false},
 		{"sda", "naa.5000c500a1b2c3d4", "/dev/sda", ProtocolATA, nil, false},
 		{"sdb", "QEMU HARDDISK_SCSITEST", "/dev/sdb", ProtocolSCSI, nil, false},

@@ -3,6 +3,7 @@ package device
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
@@ -16,7 +17,8 @@ import (
 // as an error log entry, which the health rules watch.
 func (r *Reader) readNVMe(c *Conn, d Disk, st *diskState, deadline time.Time, res *Result) {
 	cache := &st.cache
-	if cache.nvme == nil {
+	fresh := cache.nvme == nil
+	if fresh {
 		b, err := c.NVMeIdentify(nvme.CNSController, 0)
 		if err != nil {
 			res.Err = fmt.Errorf("%s: %w", d.Name, err)
@@ -48,6 +50,9 @@ func (r *Reader) readNVMe(c *Conn, d Disk, st *diskState, deadline time.Time, re
 	data := &NVMeData{Controller: cache.nvme.Controller, Namespaces: cache.nvme.Namespaces}
 	snap := &Snapshot{NVMe: data}
 	res.Snapshot = snap
+	if !fresh {
+		refreshThin(c, d, cache, data, snap)
+	}
 	log, err := readNVMeSMART(r.cfg.Library, d.Name, d.Node, deadline)
 	if err != nil {
 		res.Err = fmt.Errorf("%s: %w", d.Name, err)
@@ -58,6 +63,40 @@ func (r *Reader) readNVMe(c *Conn, d Disk, st *diskState, deadline time.Time, re
 	}
 	data.Log = log
 	readOptional(c, d, cache, snap)
+}
+
+// refreshThin sends Identify Namespace again for each thin provisioned namespace (NSFEAT bit 0): its
+// NUSE, what it has allocated, changes as it fills, where every other field the source uses is fixed. It
+// is the command the identity was read with, no other; a namespace without thin provisioning (NUSE is
+// NCAP) gets nothing. A failure keeps the namespace's last data, marked UsageStale, and is a Problem.
+func refreshThin(c *Conn, d Disk, cache *identityCache, data *NVMeData, snap *Snapshot) {
+	var nss []*nvme.Namespace
+	for i, ns := range cache.nvme.Namespaces {
+		if ns == nil || !ns.ThinProvisioned() || i >= len(d.Namespaces) {
+			continue
+		}
+		if nss == nil {
+			nss = slices.Clone(cache.nvme.Namespaces)
+		}
+		b, err := c.NVMeIdentify(nvme.CNSNamespace, d.Namespaces[i].NSID)
+		var fresh *nvme.Namespace
+		if err == nil {
+			fresh, err = nvme.ParseIdentifyNamespace(b)
+		}
+		if err != nil {
+			if data.UsageStale == nil {
+				data.UsageStale = make([]bool, len(nss))
+			}
+			data.UsageStale[i] = true
+			snap.Problems = append(snap.Problems, fmt.Errorf("%s: namespace %s usage: %w", d.Name, d.Namespaces[i].Name, err))
+			continue
+		}
+		nss[i] = fresh
+	}
+	if nss != nil {
+		// A new slice: a Snapshot handed out before keeps what it was given.
+		cache.nvme.Namespaces, data.Namespaces = nss, nss
+	}
 }
 
 // readOptional reads the logs the controller's plan lists, each on its own:

@@ -241,7 +241,9 @@ func (r *Reader) states(disks []Disk) []*diskState {
 	out := make([]*diskState, len(disks))
 	seen := make(map[string]bool, len(disks))
 	for i, d := range disks {
-		key := d.Key()
+		// Per controller answering: what is cached (Identify Controller, the error log's size) is that
+		// controller's, so a subsystem read through another one starts afresh.
+		key := d.Key() + "\x00" + d.Via
 		seen[key] = true
 		st := r.disks[key]
 		if st == nil {

@@ -93,7 +93,8 @@ func TestIdentityCached(t *testing.T) {
 	_, err := r.Collect(t.Context())
 	require.NoError(t, err)
 	assert.Contains(t, m.Disk("sda").Sent(), devicetest.ATAIdentify)
-	assert.Contains(t, m.Disk("nvme0").Sent(), devicetest.NVMeIDCtrl)
+	assert.Equal(t, []string{devicetest.NVMeIDCtrl, devicetest.NVMeIDNS(1), devicetest.NVMeLog(nvme.LogSMART), devicetest.NVMeLog(nvme.LogError)},
+		m.Disk("nvme0").Sent(), "the identity (each namespace's Identify Namespace, NSZE, NCAP and NUSE with it) and the mandatory logs: nothing else")
 	for _, n := range []string{"sda", "nvme0", "sdc"} {
 		m.Disk(n).ResetSent()
 	}
@@ -103,7 +104,7 @@ func TestIdentityCached(t *testing.T) {
 		devicetest.ATALog(ata.LogSummaryError), devicetest.ATALog(ata.LogSelfTest)}, m.Disk("sda").Sent(),
 		"no IDENTIFY, and no second try at the device statistics the drive does not have")
 	assert.Equal(t, []string{devicetest.NVMeLog(nvme.LogSMART), devicetest.NVMeLog(nvme.LogError)}, m.Disk("nvme0").Sent(),
-		"NVMe 1.4, no telemetry bit, not Amazon: the mandatory logs only, no list and no vendor log")
+		"NVMe 1.4, no telemetry bit, not Amazon, no thin namespace: the mandatory logs only, no list, no vendor log, no Identify again")
 	assert.Equal(t, []string{devicetest.SCSILog(0x0D), devicetest.SCSILog(0x2F)}, m.Disk("sdc").Sent())
 }
 

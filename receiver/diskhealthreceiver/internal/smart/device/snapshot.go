@@ -92,6 +92,10 @@ type ATAData struct {
 type NVMeData struct {
 	Controller *nvme.Controller
 	Namespaces []*nvme.Namespace // parallel to Disk.Namespaces, nil where unreadable
+	// UsageStale is parallel to Namespaces (nil when none is): true where a thin provisioned namespace's
+	// Identify Namespace, sent again on every read for its NUSE, failed this time. Its Namespaces entry is
+	// then the last one read, whose usage is no longer now.
+	UsageStale []bool
 	Log        *nvme.SMARTLog
 
 	// The optional logs the controller's plan (nvme.PlanLogs) asked for;

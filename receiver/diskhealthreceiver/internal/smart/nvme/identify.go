@@ -111,6 +111,8 @@ type Namespace struct {
 	Size        uint64
 	Capacity    uint64
 	Utilization uint64
+	// Features is NSFEAT (byte 24); bit 0 says the namespace is thin provisioned (ThinProvisioned).
+	Features uint8
 	// LBASize is the formatted logical block size in bytes (0 for an
 	// inactive namespace).
 	LBASize      uint32
@@ -124,10 +126,26 @@ type Namespace struct {
 }
 
 // SizeBytes is Size × LBASize, saturating at the largest uint64.
-func (n *Namespace) SizeBytes() uint64 {
-	v, _ := Uint128{Lo: n.Size}.MulUint64(uint64(n.LBASize)).Uint64()
+func (n *Namespace) SizeBytes() uint64 { return n.bytes(n.Size) }
+
+// CapacityBytes is Capacity × LBASize (NCAP: what the namespace may allocate at most), saturating.
+func (n *Namespace) CapacityBytes() uint64 { return n.bytes(n.Capacity) }
+
+// UtilizationBytes is Utilization × LBASize (NUSE: what is allocated now), saturating. Only a thin
+// provisioned namespace counts it; on any other the specification has NUSE equal NCAP.
+func (n *Namespace) UtilizationBytes() uint64 { return n.bytes(n.Utilization) }
+
+func (n *Namespace) bytes(blocks uint64) uint64 {
+	v, _ := Uint128{Lo: blocks}.MulUint64(uint64(n.LBASize)).Uint64()
 	return v
 }
+
+// nsfeatThin is NSFEAT bit 0: the namespace supports thin provisioning, and NUSE says what it uses.
+const nsfeatThin = 1 << 0
+
+// ThinProvisioned reports NSFEAT bit 0: the namespace supports thin provisioning, so NCAP may be below
+// NSZE and NUSE is the blocks allocated now. Without it NUSE is NCAP by the specification, no usage.
+func (n *Namespace) ThinProvisioned() bool { return n.Features&nsfeatThin != 0 }
 
 // HasNGUID and HasEUI64 report whether the identifier was given.
 func (n *Namespace) HasNGUID() bool { return n.NGUID != [16]byte{} }
@@ -145,6 +163,7 @@ func ParseIdentifyNamespace(b []byte) (*Namespace, error) {
 		Size:        binary.LittleEndian.Uint64(b[0:]),
 		Capacity:    binary.LittleEndian.Uint64(b[8:]),
 		Utilization: binary.LittleEndian.Uint64(b[16:]),
+		Features:    b[24],
 		NVMCapacity: uint128At(b[48:]),
 	}
 	copy(n.NGUID[:], b[104:120])

@@ -124,6 +124,18 @@ func TestIdentifyNamespaceFormats(t *testing.T) {
 	assert.Equal(t, uint32(4096), ns.LBASize)
 	assert.Equal(t, uint16(8), ns.MetadataSize)
 	assert.Equal(t, uint64(1953525168*4096), ns.SizeBytes())
+	assert.False(t, ns.ThinProvisioned())
+
+	// A thin provisioned namespace (NSFEAT bit 0): NCAP below NSZE, NUSE what is allocated.
+	b[24] = 0x01
+	binary.LittleEndian.PutUint64(b[8:], 1000)
+	binary.LittleEndian.PutUint64(b[16:], 250)
+	ns, err = ParseIdentifyNamespace(b)
+	require.NoError(t, err)
+	assert.True(t, ns.ThinProvisioned())
+	assert.Equal(t, uint64(1000*4096), ns.CapacityBytes())
+	assert.Equal(t, uint64(250*4096), ns.UtilizationBytes())
+	b[24] = 0
 	assert.True(t, ns.HasNGUID())
 	assert.True(t, ns.HasEUI64())
 	assert.Equal(t, [8]byte{0x00, 0x25, 0x38, 0x5b, 0x71, 0xb0, 0x12, 0x34}, ns.EUI64)

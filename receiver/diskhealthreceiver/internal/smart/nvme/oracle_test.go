@@ -161,6 +161,11 @@ func TestIdentifyMatchesSmartctl(t *testing.T) {
 			assert.Equal(t, want.Size.Bytes, ns.SizeBytes())
 			assert.Equal(t, want.Capacity.Blocks, ns.Capacity)
 			assert.Equal(t, want.Utilization.Blocks, ns.Utilization)
+			assert.Equal(t, want.Capacity.Bytes, ns.CapacityBytes())
+			assert.Equal(t, want.Utilization.Bytes, ns.UtilizationBytes())
+			// Neither QEMU's NVMe nor the Linux target is thin provisioned (NSFEAT 14h, 12h): NUSE is NCAP.
+			assert.False(t, ns.ThinProvisioned())
+			assert.Equal(t, ns.Capacity, ns.Utilization)
 			assert.Equal(t, want.FormattedLBASize, ns.LBASize)
 			assert.Equal(t, o.UserCapacity.Bytes, ns.SizeBytes())
 			assert.Equal(t, o.LogicalBlockSize, ns.LBASize)

@@ -8,6 +8,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -417,7 +419,7 @@ func QEMU(t testing.TB, nvmeDir string) *Machine {
 		WWN: "nvme.1b36-736d61727474657374-51454d55204e564d65204374726c-00000001"}
 	m.Add(&Disk{
 		Info: device.Disk{Name: "nvme0", Protocol: device.ProtocolNVMe, Node: "/dev/nvme0", Identity: nsIdent, ID: blockdev.DiskID(&nsIdent),
-			Namespaces: []device.Namespace{{Name: "nvme0n1", NSID: 1}}},
+			Namespaces: []device.Namespace{{Name: "nvme0n1", NSID: 1, ID: blockdev.DiskID(&nsIdent)}}},
 		Pages: map[string][]byte{
 			NVMeIDCtrl:             nread("identify_ctrl"),
 			NVMeIDNS(1):            nread("identify_ns1"),
@@ -448,6 +450,12 @@ var (
 	ocpC0GUID = []byte{0xC5, 0xAF, 0x10, 0x28, 0xEA, 0xBF, 0xF2, 0xA4, 0x9C, 0x4F, 0x6F, 0x7C, 0xC9, 0x14, 0xD5, 0xAF}
 	ocpC3GUID = []byte{0x92, 0x7A, 0xC0, 0x8C, 0xD0, 0x84, 0x6C, 0x9C, 0x70, 0x43, 0xE6, 0xD4, 0x58, 0x5E, 0xD4, 0x85}
 )
+
+// QEMUPage is one page of the QEMU fixtures (testdata/smart/qemu/<dir>/<file>), a copy the caller may change.
+func QEMUPage(t testing.TB, dir, file string) []byte {
+	t.Helper()
+	return slices.Clone(fixture.Read(t, "qemu", dir, file))
+}
 
 // NVMeController is QEMU's Identify Controller with the fields that decide the
 // plan replaced.
@@ -551,7 +559,7 @@ func NVMeDisk(t testing.TB, name string, ctrl []byte, pages map[string][]byte) *
 	ident := blockdev.Identity{Name: name + "n1", Class: blockdev.ClassDisk, Model: "test", Serial: "s-" + name}
 	return &Disk{
 		Info: device.Disk{Name: name, Protocol: device.ProtocolNVMe, Node: "/dev/" + name, Identity: ident, ID: blockdev.DiskID(&ident),
-			Namespaces: []device.Namespace{{Name: name + "n1", NSID: 1}}},
+			Namespaces: []device.Namespace{{Name: name + "n1", NSID: 1, ID: blockdev.DiskID(&ident)}}},
 		Pages: all,
 	}
 }
@@ -606,4 +614,71 @@ func recordedAttrs(t testing.TB, elems ...string) map[uint8]RecordedAttr {
 		out[a.ID] = a.RecordedAttr
 	}
 	return out
+}
+
+// SysfsRoot copies the host root of a fixture set (testdata/smart/qemu/<dir>, a sys tree copied from a
+// guest, links kept) into a temporary directory, for device.Discover and for changes a test makes
+// (SetControllerState), and returns it.
+func SysfsRoot(t testing.TB, dir string) string {
+	t.Helper()
+	src, dst := fixture.Path("qemu", dir), t.TempDir()
+	err := filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, to)
+		case e.IsDir():
+			return os.MkdirAll(to, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("fixture %s: %v", dir, err)
+	}
+	return dst
+}
+
+// SetControllerState writes an NVMe controller's sysfs state (live, connecting, ...) under root.
+func SetControllerState(t testing.TB, root, ctrl, state string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(root, "sys", "class", "nvme", ctrl, "state"), []byte(state+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// NVMeTCPHeadID is the hw.id of NVMeTCP's namespace head nvme1n1 (its wwid), the subsystem's.
+const NVMeTCPHeadID = "uuid.d9ccc9e5-8ef0-4fd1-98c8-b127d516f3e1"
+
+// NVMeTCP is the QEMU guest's NVMe/TCP multipath setup (testdata/smart/qemu/k6.1-nvme-tcp, its sysfs):
+// nvme0 a QEMU PCIe controller, and one Linux target subsystem reached through nvme1 and nvme2 (one
+// namespace head, nvme1n1). It returns a copy of that root for device.Discover and a machine whose disks
+// answer at its device nodes: nvme0 with QEMU's pages, nvme1 and nvme2 each with the Linux target's
+// (k6.12-nvmet), so a test sees which controller a read went to.
+func NVMeTCP(t testing.TB) (string, *Machine) {
+	t.Helper()
+	root := SysfsRoot(t, "k6.1-nvme-tcp")
+	m := &Machine{}
+	qemu := func(kind string) []byte { return fixture.Read(t, "qemu", "k6.12", "nvme0."+kind+".bin") }
+	m.Add(&Disk{Info: device.Disk{Name: "nvme0", Protocol: device.ProtocolNVMe, Node: filepath.Join(root, "dev", "nvme0")},
+		Pages: map[string][]byte{NVMeIDCtrl: qemu("identify_ctrl"), NVMeIDNS(1): qemu("identify_ns1"),
+			NVMeLog(nvme.LogSMART): qemu("log02_smart_log"), NVMeLog(nvme.LogError): make([]byte, nvme.ErrorEntrySize)}})
+	nvmet := func(kind string) []byte { return fixture.Read(t, "qemu", "k6.12-nvmet", "nvme1."+kind+".bin") }
+	for _, c := range []string{"nvme1", "nvme2"} {
+		m.Add(&Disk{Info: device.Disk{Name: c, Protocol: device.ProtocolNVMe, Node: filepath.Join(root, "dev", c)},
+			Pages: map[string][]byte{NVMeIDCtrl: nvmet("identify_ctrl"), NVMeIDNS(1): nvmet("identify_ns1"),
+				NVMeLog(nvme.LogSMART): nvmet("log02_smart_log"), NVMeLog(nvme.LogError): make([]byte, 128*nvme.ErrorEntrySize)}})
+	}
+	return root, m
 }

@@ -9,6 +9,162 @@ import (
 	"go.opentelemetry.io/collector/filter"
 )
 
+// DiskHealthNvmeNamespaceCapacityMetricAttributeKey specifies the key of an attribute for the disk_health.nvme.namespace.capacity metric.
+type DiskHealthNvmeNamespaceCapacityMetricAttributeKey string
+
+const (
+	DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwID                      DiskHealthNvmeNamespaceCapacityMetricAttributeKey = "hw.id"
+	DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwName                    DiskHealthNvmeNamespaceCapacityMetricAttributeKey = "hw.name"
+	DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwType                    DiskHealthNvmeNamespaceCapacityMetricAttributeKey = "hw.type"
+	DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwParent                  DiskHealthNvmeNamespaceCapacityMetricAttributeKey = "hw.parent"
+	DiskHealthNvmeNamespaceCapacityMetricAttributeKeyDiskHealthNvmeNamespaceID DiskHealthNvmeNamespaceCapacityMetricAttributeKey = "disk_health.nvme.namespace.id"
+)
+
+// DiskHealthNvmeNamespaceCapacityMetricConfig provides config for the disk_health.nvme.namespace.capacity metric.
+type DiskHealthNvmeNamespaceCapacityMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthNvmeNamespaceCapacityMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthNvmeNamespaceCapacityMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthNvmeNamespaceCapacityMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwID, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwName, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwType, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwParent, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyDiskHealthNvmeNamespaceID:
+		default:
+			return fmt.Errorf("metric disk_health.nvme.namespace.capacity doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.parent, disk_health.nvme.namespace.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthNvmeNamespaceSizeMetricAttributeKey specifies the key of an attribute for the disk_health.nvme.namespace.size metric.
+type DiskHealthNvmeNamespaceSizeMetricAttributeKey string
+
+const (
+	DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwID                      DiskHealthNvmeNamespaceSizeMetricAttributeKey = "hw.id"
+	DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwName                    DiskHealthNvmeNamespaceSizeMetricAttributeKey = "hw.name"
+	DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwType                    DiskHealthNvmeNamespaceSizeMetricAttributeKey = "hw.type"
+	DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwParent                  DiskHealthNvmeNamespaceSizeMetricAttributeKey = "hw.parent"
+	DiskHealthNvmeNamespaceSizeMetricAttributeKeyDiskHealthNvmeNamespaceID DiskHealthNvmeNamespaceSizeMetricAttributeKey = "disk_health.nvme.namespace.id"
+)
+
+// DiskHealthNvmeNamespaceSizeMetricConfig provides config for the disk_health.nvme.namespace.size metric.
+type DiskHealthNvmeNamespaceSizeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthNvmeNamespaceSizeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthNvmeNamespaceSizeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthNvmeNamespaceSizeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwID, DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwName, DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwType, DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwParent, DiskHealthNvmeNamespaceSizeMetricAttributeKeyDiskHealthNvmeNamespaceID:
+		default:
+			return fmt.Errorf("metric disk_health.nvme.namespace.size doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.parent, disk_health.nvme.namespace.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthNvmeNamespaceUsageMetricAttributeKey specifies the key of an attribute for the disk_health.nvme.namespace.usage metric.
+type DiskHealthNvmeNamespaceUsageMetricAttributeKey string
+
+const (
+	DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwID                      DiskHealthNvmeNamespaceUsageMetricAttributeKey = "hw.id"
+	DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwName                    DiskHealthNvmeNamespaceUsageMetricAttributeKey = "hw.name"
+	DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwType                    DiskHealthNvmeNamespaceUsageMetricAttributeKey = "hw.type"
+	DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwParent                  DiskHealthNvmeNamespaceUsageMetricAttributeKey = "hw.parent"
+	DiskHealthNvmeNamespaceUsageMetricAttributeKeyDiskHealthNvmeNamespaceID DiskHealthNvmeNamespaceUsageMetricAttributeKey = "disk_health.nvme.namespace.id"
+)
+
+// DiskHealthNvmeNamespaceUsageMetricConfig provides config for the disk_health.nvme.namespace.usage metric.
+type DiskHealthNvmeNamespaceUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthNvmeNamespaceUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthNvmeNamespaceUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthNvmeNamespaceUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwID, DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwName, DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwType, DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwParent, DiskHealthNvmeNamespaceUsageMetricAttributeKeyDiskHealthNvmeNamespaceID:
+		default:
+			return fmt.Errorf("metric disk_health.nvme.namespace.usage doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.parent, disk_health.nvme.namespace.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // DiskHealthPhysicalDiskBadBlocksMetricAttributeKey specifies the key of an attribute for the disk_health.physical_disk.bad_blocks metric.
 type DiskHealthPhysicalDiskBadBlocksMetricAttributeKey string
 
@@ -1786,6 +1942,9 @@ func (ms *HwTemperatureLimitMetricConfig) Validate() error {
 
 // MetricsConfig provides config for smart metrics.
 type MetricsConfig struct {
+	DiskHealthNvmeNamespaceCapacity              DiskHealthNvmeNamespaceCapacityMetricConfig              `mapstructure:"disk_health.nvme.namespace.capacity"`
+	DiskHealthNvmeNamespaceSize                  DiskHealthNvmeNamespaceSizeMetricConfig                  `mapstructure:"disk_health.nvme.namespace.size"`
+	DiskHealthNvmeNamespaceUsage                 DiskHealthNvmeNamespaceUsageMetricConfig                 `mapstructure:"disk_health.nvme.namespace.usage"`
 	DiskHealthPhysicalDiskBadBlocks              DiskHealthPhysicalDiskBadBlocksMetricConfig              `mapstructure:"disk_health.physical_disk.bad_blocks"`
 	DiskHealthPhysicalDiskCapacitorHealth        DiskHealthPhysicalDiskCapacitorHealthMetricConfig        `mapstructure:"disk_health.physical_disk.capacitor.health"`
 	DiskHealthPhysicalDiskCloudIo                DiskHealthPhysicalDiskCloudIoMetricConfig                `mapstructure:"disk_health.physical_disk.cloud.io"`
@@ -1825,6 +1984,21 @@ type MetricsConfig struct {
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		DiskHealthNvmeNamespaceCapacity: DiskHealthNvmeNamespaceCapacityMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthNvmeNamespaceCapacityMetricAttributeKey{DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwID, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwName, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwType, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwParent, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyDiskHealthNvmeNamespaceID},
+		},
+		DiskHealthNvmeNamespaceSize: DiskHealthNvmeNamespaceSizeMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthNvmeNamespaceSizeMetricAttributeKey{DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwID, DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwName, DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwType, DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwParent, DiskHealthNvmeNamespaceSizeMetricAttributeKeyDiskHealthNvmeNamespaceID},
+		},
+		DiskHealthNvmeNamespaceUsage: DiskHealthNvmeNamespaceUsageMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthNvmeNamespaceUsageMetricAttributeKey{DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwID, DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwName, DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwType, DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwParent, DiskHealthNvmeNamespaceUsageMetricAttributeKeyDiskHealthNvmeNamespaceID},
+		},
 		DiskHealthPhysicalDiskBadBlocks: DiskHealthPhysicalDiskBadBlocksMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,

@@ -26,6 +26,21 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					DiskHealthNvmeNamespaceCapacity: DiskHealthNvmeNamespaceCapacityMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNvmeNamespaceCapacityMetricAttributeKey{DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwID, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwName, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwType, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwParent, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyDiskHealthNvmeNamespaceID},
+					},
+					DiskHealthNvmeNamespaceSize: DiskHealthNvmeNamespaceSizeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNvmeNamespaceSizeMetricAttributeKey{DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwID, DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwName, DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwType, DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwParent, DiskHealthNvmeNamespaceSizeMetricAttributeKeyDiskHealthNvmeNamespaceID},
+					},
+					DiskHealthNvmeNamespaceUsage: DiskHealthNvmeNamespaceUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNvmeNamespaceUsageMetricAttributeKey{DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwID, DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwName, DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwType, DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwParent, DiskHealthNvmeNamespaceUsageMetricAttributeKeyDiskHealthNvmeNamespaceID},
+					},
 					DiskHealthPhysicalDiskBadBlocks: DiskHealthPhysicalDiskBadBlocksMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -220,6 +235,21 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					DiskHealthNvmeNamespaceCapacity: DiskHealthNvmeNamespaceCapacityMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNvmeNamespaceCapacityMetricAttributeKey{DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwID, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwName, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwType, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwParent, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyDiskHealthNvmeNamespaceID},
+					},
+					DiskHealthNvmeNamespaceSize: DiskHealthNvmeNamespaceSizeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNvmeNamespaceSizeMetricAttributeKey{DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwID, DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwName, DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwType, DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwParent, DiskHealthNvmeNamespaceSizeMetricAttributeKeyDiskHealthNvmeNamespaceID},
+					},
+					DiskHealthNvmeNamespaceUsage: DiskHealthNvmeNamespaceUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthNvmeNamespaceUsageMetricAttributeKey{DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwID, DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwName, DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwType, DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwParent, DiskHealthNvmeNamespaceUsageMetricAttributeKeyDiskHealthNvmeNamespaceID},
+					},
 					DiskHealthPhysicalDiskBadBlocks: DiskHealthPhysicalDiskBadBlocksMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -414,11 +444,47 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthPhysicalDiskBadBlocksMetricConfig{}, DiskHealthPhysicalDiskCapacitorHealthMetricConfig{}, DiskHealthPhysicalDiskCloudIoMetricConfig{}, DiskHealthPhysicalDiskCloudLimitUtilizationMetricConfig{}, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricConfig{}, DiskHealthPhysicalDiskCloudOperationTimeMetricConfig{}, DiskHealthPhysicalDiskCloudOperationsMetricConfig{}, DiskHealthPhysicalDiskCloudQueueLengthMetricConfig{}, DiskHealthPhysicalDiskIoMetricConfig{}, DiskHealthPhysicalDiskMediaDiesOfflineMetricConfig{}, DiskHealthPhysicalDiskMediaIoMetricConfig{}, DiskHealthPhysicalDiskNvmeCriticalWarningMetricConfig{}, DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricConfig{}, DiskHealthPhysicalDiskOcpErrorsMetricConfig{}, DiskHealthPhysicalDiskPowerCyclesMetricConfig{}, DiskHealthPhysicalDiskPowerOnTimeMetricConfig{}, DiskHealthPhysicalDiskSmartLogReadStatusMetricConfig{}, DiskHealthPhysicalDiskSmartNormalizedMetricConfig{}, DiskHealthPhysicalDiskSmartReadStatusMetricConfig{}, DiskHealthPhysicalDiskSmartReadTimeMetricConfig{}, DiskHealthPhysicalDiskSmartThresholdMetricConfig{}, DiskHealthPhysicalDiskSmartWorstMetricConfig{}, DiskHealthPhysicalDiskSpareAvailableMetricConfig{}, DiskHealthPhysicalDiskSpareThresholdMetricConfig{}, DiskHealthPhysicalDiskThrottlingEventsMetricConfig{}, DiskHealthPhysicalDiskUnsafeShutdownsMetricConfig{}, DiskHealthPhysicalDiskWriteAmplificationMetricConfig{}, DiskHealthSmartDriveDatabaseEntriesMetricConfig{}, HwErrorsMetricConfig{}, HwPhysicalDiskEnduranceUtilizationMetricConfig{}, HwPhysicalDiskSizeMetricConfig{}, HwPhysicalDiskSmartMetricConfig{}, HwStatusMetricConfig{}, HwTemperatureMetricConfig{}, HwTemperatureLimitMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthNvmeNamespaceCapacityMetricConfig{}, DiskHealthNvmeNamespaceSizeMetricConfig{}, DiskHealthNvmeNamespaceUsageMetricConfig{}, DiskHealthPhysicalDiskBadBlocksMetricConfig{}, DiskHealthPhysicalDiskCapacitorHealthMetricConfig{}, DiskHealthPhysicalDiskCloudIoMetricConfig{}, DiskHealthPhysicalDiskCloudLimitUtilizationMetricConfig{}, DiskHealthPhysicalDiskCloudLimitExceededTimeMetricConfig{}, DiskHealthPhysicalDiskCloudOperationTimeMetricConfig{}, DiskHealthPhysicalDiskCloudOperationsMetricConfig{}, DiskHealthPhysicalDiskCloudQueueLengthMetricConfig{}, DiskHealthPhysicalDiskIoMetricConfig{}, DiskHealthPhysicalDiskMediaDiesOfflineMetricConfig{}, DiskHealthPhysicalDiskMediaIoMetricConfig{}, DiskHealthPhysicalDiskNvmeCriticalWarningMetricConfig{}, DiskHealthPhysicalDiskNvmeTelemetryAvailableMetricConfig{}, DiskHealthPhysicalDiskOcpErrorsMetricConfig{}, DiskHealthPhysicalDiskPowerCyclesMetricConfig{}, DiskHealthPhysicalDiskPowerOnTimeMetricConfig{}, DiskHealthPhysicalDiskSmartLogReadStatusMetricConfig{}, DiskHealthPhysicalDiskSmartNormalizedMetricConfig{}, DiskHealthPhysicalDiskSmartReadStatusMetricConfig{}, DiskHealthPhysicalDiskSmartReadTimeMetricConfig{}, DiskHealthPhysicalDiskSmartThresholdMetricConfig{}, DiskHealthPhysicalDiskSmartWorstMetricConfig{}, DiskHealthPhysicalDiskSpareAvailableMetricConfig{}, DiskHealthPhysicalDiskSpareThresholdMetricConfig{}, DiskHealthPhysicalDiskThrottlingEventsMetricConfig{}, DiskHealthPhysicalDiskUnsafeShutdownsMetricConfig{}, DiskHealthPhysicalDiskWriteAmplificationMetricConfig{}, DiskHealthSmartDriveDatabaseEntriesMetricConfig{}, HwErrorsMetricConfig{}, HwPhysicalDiskEnduranceUtilizationMetricConfig{}, HwPhysicalDiskSizeMetricConfig{}, HwPhysicalDiskSmartMetricConfig{}, HwStatusMetricConfig{}, HwTemperatureMetricConfig{}, HwTemperatureLimitMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+func TestDiskHealthNvmeNamespaceCapacityMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthNvmeNamespaceCapacity
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthNvmeNamespaceCapacityMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nvme.namespace.capacity doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.parent, disk_health.nvme.namespace.id]")
+
+	cfg = DefaultMetricsConfig().DiskHealthNvmeNamespaceCapacity
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthNvmeNamespaceSizeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthNvmeNamespaceSize
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthNvmeNamespaceSizeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nvme.namespace.size doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.parent, disk_health.nvme.namespace.id]")
+
+	cfg = DefaultMetricsConfig().DiskHealthNvmeNamespaceSize
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthNvmeNamespaceUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthNvmeNamespaceUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthNvmeNamespaceUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nvme.namespace.usage doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.parent, disk_health.nvme.namespace.id]")
+
+	cfg = DefaultMetricsConfig().DiskHealthNvmeNamespaceUsage
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestDiskHealthPhysicalDiskBadBlocksMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().DiskHealthPhysicalDiskBadBlocks
 	require.NoError(t, cfg.Validate())

@@ -475,6 +475,18 @@ var MapAttributeSmartReadStatus = map[string]AttributeSmartReadStatus{
 }
 
 var MetricsInfo = metricsInfo{
+	DiskHealthNvmeNamespaceCapacity: metricInfo{
+		Name:       "disk_health.nvme.namespace.capacity",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.parent", "disk_health.nvme.namespace.id"},
+	},
+	DiskHealthNvmeNamespaceSize: metricInfo{
+		Name:       "disk_health.nvme.namespace.size",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.parent", "disk_health.nvme.namespace.id"},
+	},
+	DiskHealthNvmeNamespaceUsage: metricInfo{
+		Name:       "disk_health.nvme.namespace.usage",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.parent", "disk_health.nvme.namespace.id"},
+	},
 	DiskHealthPhysicalDiskBadBlocks: metricInfo{
 		Name:       "disk_health.physical_disk.bad_blocks",
 		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk_health.physical_disk.block_area"},
@@ -618,6 +630,9 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
+	DiskHealthNvmeNamespaceCapacity              metricInfo
+	DiskHealthNvmeNamespaceSize                  metricInfo
+	DiskHealthNvmeNamespaceUsage                 metricInfo
 	DiskHealthPhysicalDiskBadBlocks              metricInfo
 	DiskHealthPhysicalDiskCapacitorHealth        metricInfo
 	DiskHealthPhysicalDiskCloudIo                metricInfo
@@ -658,6 +673,315 @@ type metricsInfo struct {
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type metricDiskHealthNvmeNamespaceCapacity struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        DiskHealthNvmeNamespaceCapacityMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.nvme.namespace.capacity metric with initial data.
+func (m *metricDiskHealthNvmeNamespaceCapacity) init() {
+	m.data.SetName("disk_health.nvme.namespace.capacity")
+	m.data.SetDescription("Bytes an NVMe namespace may allocate at most (Identify Namespace NCAP × the formatted block size), per namespace, only for a thin provisioned namespace (NSFEAT bit 0), where it may be below the namespace's size: on any other it is the size (system.disk.limit of the namespace's block device). Read with disk_health.nvme.namespace.usage, every read. SMART. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthNvmeNamespaceCapacity) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwParentAttributeValue string, diskHealthNvmeNamespaceIDAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyHwParent) {
+		dp.Attributes().PutStr("hw.parent", hwParentAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNvmeNamespaceCapacityMetricAttributeKeyDiskHealthNvmeNamespaceID) {
+		dp.Attributes().PutInt("disk_health.nvme.namespace.id", diskHealthNvmeNamespaceIDAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNvmeNamespaceCapacity) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNvmeNamespaceCapacity) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNvmeNamespaceCapacity(cfg DiskHealthNvmeNamespaceCapacityMetricConfig) metricDiskHealthNvmeNamespaceCapacity {
+	m := metricDiskHealthNvmeNamespaceCapacity{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNvmeNamespaceSize struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        DiskHealthNvmeNamespaceSizeMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.nvme.namespace.size metric with initial data.
+func (m *metricDiskHealthNvmeNamespaceSize) init() {
+	m.data.SetName("disk_health.nvme.namespace.size")
+	m.data.SetDescription("Size of an NVMe namespace in bytes (Identify Namespace NSZE × the formatted block size), per namespace. Off by default: it is the I/O source's system.disk.limit of the namespace's block device (the kernel sizes the device from NSZE); on for a host without the I/O source. Read with the identity, once per controller (every read for a thin provisioned namespace). SMART. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthNvmeNamespaceSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwParentAttributeValue string, diskHealthNvmeNamespaceIDAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNvmeNamespaceSizeMetricAttributeKeyHwParent) {
+		dp.Attributes().PutStr("hw.parent", hwParentAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNvmeNamespaceSizeMetricAttributeKeyDiskHealthNvmeNamespaceID) {
+		dp.Attributes().PutInt("disk_health.nvme.namespace.id", diskHealthNvmeNamespaceIDAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNvmeNamespaceSize) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNvmeNamespaceSize) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNvmeNamespaceSize(cfg DiskHealthNvmeNamespaceSizeMetricConfig) metricDiskHealthNvmeNamespaceSize {
+	m := metricDiskHealthNvmeNamespaceSize{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNvmeNamespaceUsage struct {
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        DiskHealthNvmeNamespaceUsageMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.nvme.namespace.usage metric with initial data.
+func (m *metricDiskHealthNvmeNamespaceUsage) init() {
+	m.data.SetName("disk_health.nvme.namespace.usage")
+	m.data.SetDescription("Bytes a thin provisioned NVMe namespace has allocated (Identify Namespace NUSE × the formatted block size): against disk_health.nvme.namespace.capacity, a thin namespace filling up. Only where the namespace supports thin provisioning (NSFEAT bit 0), whose Identify Namespace is sent again on every read for it (the command the identity is read with, nothing new); on any other the specification has NUSE equal NCAP, which is no usage, and no point is recorded. SMART. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthNvmeNamespaceUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwParentAttributeValue string, diskHealthNvmeNamespaceIDAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNvmeNamespaceUsageMetricAttributeKeyHwParent) {
+		dp.Attributes().PutStr("hw.parent", hwParentAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNvmeNamespaceUsageMetricAttributeKeyDiskHealthNvmeNamespaceID) {
+		dp.Attributes().PutInt("disk_health.nvme.namespace.id", diskHealthNvmeNamespaceIDAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNvmeNamespaceUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNvmeNamespaceUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNvmeNamespaceUsage(cfg DiskHealthNvmeNamespaceUsageMetricConfig) metricDiskHealthNvmeNamespaceUsage {
+	m := metricDiskHealthNvmeNamespaceUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricDiskHealthPhysicalDiskBadBlocks struct {
@@ -4100,6 +4424,9 @@ type MetricsBuilder struct {
 	buildInfo                                          component.BuildInfo  // contains version information.
 	resourceAttributeIncludeFilter                     map[string]filter.Filter
 	resourceAttributeExcludeFilter                     map[string]filter.Filter
+	metricDiskHealthNvmeNamespaceCapacity              metricDiskHealthNvmeNamespaceCapacity
+	metricDiskHealthNvmeNamespaceSize                  metricDiskHealthNvmeNamespaceSize
+	metricDiskHealthNvmeNamespaceUsage                 metricDiskHealthNvmeNamespaceUsage
 	metricDiskHealthPhysicalDiskBadBlocks              metricDiskHealthPhysicalDiskBadBlocks
 	metricDiskHealthPhysicalDiskCapacitorHealth        metricDiskHealthPhysicalDiskCapacitorHealth
 	metricDiskHealthPhysicalDiskCloudIo                metricDiskHealthPhysicalDiskCloudIo
@@ -4156,11 +4483,14 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                                mbc,
-		startTime:                             pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                         pmetric.NewMetrics(),
-		buildInfo:                             settings.BuildInfo,
-		metricDiskHealthPhysicalDiskBadBlocks: newMetricDiskHealthPhysicalDiskBadBlocks(mbc.Metrics.DiskHealthPhysicalDiskBadBlocks),
+		config:                                             mbc,
+		startTime:                                          pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                                      pmetric.NewMetrics(),
+		buildInfo:                                          settings.BuildInfo,
+		metricDiskHealthNvmeNamespaceCapacity:              newMetricDiskHealthNvmeNamespaceCapacity(mbc.Metrics.DiskHealthNvmeNamespaceCapacity),
+		metricDiskHealthNvmeNamespaceSize:                  newMetricDiskHealthNvmeNamespaceSize(mbc.Metrics.DiskHealthNvmeNamespaceSize),
+		metricDiskHealthNvmeNamespaceUsage:                 newMetricDiskHealthNvmeNamespaceUsage(mbc.Metrics.DiskHealthNvmeNamespaceUsage),
+		metricDiskHealthPhysicalDiskBadBlocks:              newMetricDiskHealthPhysicalDiskBadBlocks(mbc.Metrics.DiskHealthPhysicalDiskBadBlocks),
 		metricDiskHealthPhysicalDiskCapacitorHealth:        newMetricDiskHealthPhysicalDiskCapacitorHealth(mbc.Metrics.DiskHealthPhysicalDiskCapacitorHealth),
 		metricDiskHealthPhysicalDiskCloudIo:                newMetricDiskHealthPhysicalDiskCloudIo(mbc.Metrics.DiskHealthPhysicalDiskCloudIo),
 		metricDiskHealthPhysicalDiskCloudLimitUtilization:  newMetricDiskHealthPhysicalDiskCloudLimitUtilization(mbc.Metrics.DiskHealthPhysicalDiskCloudLimitUtilization),
@@ -4188,15 +4518,15 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, opti
 		metricDiskHealthPhysicalDiskUnsafeShutdowns:        newMetricDiskHealthPhysicalDiskUnsafeShutdowns(mbc.Metrics.DiskHealthPhysicalDiskUnsafeShutdowns),
 		metricDiskHealthPhysicalDiskWriteAmplification:     newMetricDiskHealthPhysicalDiskWriteAmplification(mbc.Metrics.DiskHealthPhysicalDiskWriteAmplification),
 		metricDiskHealthSmartDriveDatabaseEntries:          newMetricDiskHealthSmartDriveDatabaseEntries(mbc.Metrics.DiskHealthSmartDriveDatabaseEntries),
-		metricHwErrors:                           newMetricHwErrors(mbc.Metrics.HwErrors),
-		metricHwPhysicalDiskEnduranceUtilization: newMetricHwPhysicalDiskEnduranceUtilization(mbc.Metrics.HwPhysicalDiskEnduranceUtilization),
-		metricHwPhysicalDiskSize:                 newMetricHwPhysicalDiskSize(mbc.Metrics.HwPhysicalDiskSize),
-		metricHwPhysicalDiskSmart:                newMetricHwPhysicalDiskSmart(mbc.Metrics.HwPhysicalDiskSmart),
-		metricHwStatus:                           newMetricHwStatus(mbc.Metrics.HwStatus),
-		metricHwTemperature:                      newMetricHwTemperature(mbc.Metrics.HwTemperature),
-		metricHwTemperatureLimit:                 newMetricHwTemperatureLimit(mbc.Metrics.HwTemperatureLimit),
-		resourceAttributeIncludeFilter:           make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:           make(map[string]filter.Filter),
+		metricHwErrors:                                     newMetricHwErrors(mbc.Metrics.HwErrors),
+		metricHwPhysicalDiskEnduranceUtilization:           newMetricHwPhysicalDiskEnduranceUtilization(mbc.Metrics.HwPhysicalDiskEnduranceUtilization),
+		metricHwPhysicalDiskSize:                           newMetricHwPhysicalDiskSize(mbc.Metrics.HwPhysicalDiskSize),
+		metricHwPhysicalDiskSmart:                          newMetricHwPhysicalDiskSmart(mbc.Metrics.HwPhysicalDiskSmart),
+		metricHwStatus:                                     newMetricHwStatus(mbc.Metrics.HwStatus),
+		metricHwTemperature:                                newMetricHwTemperature(mbc.Metrics.HwTemperature),
+		metricHwTemperatureLimit:                           newMetricHwTemperatureLimit(mbc.Metrics.HwTemperatureLimit),
+		resourceAttributeIncludeFilter:                     make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:                     make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.DiskHealthDiskProtocol.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["disk_health.disk.protocol"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskProtocol.MetricsInclude)
@@ -4328,6 +4658,9 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricDiskHealthNvmeNamespaceCapacity.emit(ils.Metrics())
+	mb.metricDiskHealthNvmeNamespaceSize.emit(ils.Metrics())
+	mb.metricDiskHealthNvmeNamespaceUsage.emit(ils.Metrics())
 	mb.metricDiskHealthPhysicalDiskBadBlocks.emit(ils.Metrics())
 	mb.metricDiskHealthPhysicalDiskCapacitorHealth.emit(ils.Metrics())
 	mb.metricDiskHealthPhysicalDiskCloudIo.emit(ils.Metrics())
@@ -4392,6 +4725,21 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordDiskHealthNvmeNamespaceCapacityDataPoint adds a data point to disk_health.nvme.namespace.capacity metric.
+func (mb *MetricsBuilder) RecordDiskHealthNvmeNamespaceCapacityDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwParentAttributeValue string, diskHealthNvmeNamespaceIDAttributeValue int64) {
+	mb.metricDiskHealthNvmeNamespaceCapacity.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwParentAttributeValue, diskHealthNvmeNamespaceIDAttributeValue)
+}
+
+// RecordDiskHealthNvmeNamespaceSizeDataPoint adds a data point to disk_health.nvme.namespace.size metric.
+func (mb *MetricsBuilder) RecordDiskHealthNvmeNamespaceSizeDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwParentAttributeValue string, diskHealthNvmeNamespaceIDAttributeValue int64) {
+	mb.metricDiskHealthNvmeNamespaceSize.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwParentAttributeValue, diskHealthNvmeNamespaceIDAttributeValue)
+}
+
+// RecordDiskHealthNvmeNamespaceUsageDataPoint adds a data point to disk_health.nvme.namespace.usage metric.
+func (mb *MetricsBuilder) RecordDiskHealthNvmeNamespaceUsageDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwParentAttributeValue string, diskHealthNvmeNamespaceIDAttributeValue int64) {
+	mb.metricDiskHealthNvmeNamespaceUsage.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwParentAttributeValue, diskHealthNvmeNamespaceIDAttributeValue)
 }
 
 // RecordDiskHealthPhysicalDiskBadBlocksDataPoint adds a data point to disk_health.physical_disk.bad_blocks metric.

@@ -67,6 +67,9 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["disk_health.nvme.namespace.capacity"] = mb.metricDiskHealthNvmeNamespaceCapacity.config.AggregationStrategy
+			aggMap["disk_health.nvme.namespace.size"] = mb.metricDiskHealthNvmeNamespaceSize.config.AggregationStrategy
+			aggMap["disk_health.nvme.namespace.usage"] = mb.metricDiskHealthNvmeNamespaceUsage.config.AggregationStrategy
 			aggMap["disk_health.physical_disk.bad_blocks"] = mb.metricDiskHealthPhysicalDiskBadBlocks.config.AggregationStrategy
 			aggMap["disk_health.physical_disk.capacitor.health"] = mb.metricDiskHealthPhysicalDiskCapacitorHealth.config.AggregationStrategy
 			aggMap["disk_health.physical_disk.cloud.io"] = mb.metricDiskHealthPhysicalDiskCloudIo.config.AggregationStrategy
@@ -110,6 +113,24 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthNvmeNamespaceCapacityDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.parent-val", 29)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthNvmeNamespaceCapacityDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.parent-val-2", 30)
+			}
+
+			allMetricsCount++
+			mb.RecordDiskHealthNvmeNamespaceSizeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.parent-val", 29)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthNvmeNamespaceSizeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.parent-val-2", 30)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthNvmeNamespaceUsageDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.parent-val", 29)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthNvmeNamespaceUsageDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.parent-val-2", 30)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordDiskHealthPhysicalDiskBadBlocksDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskHealthPhysicalDiskBlockAreaUser)
@@ -335,6 +356,9 @@ func TestMetricsBuilder(t *testing.T) {
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricDiskHealthNvmeNamespaceCapacity.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthNvmeNamespaceSize.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthNvmeNamespaceUsage.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthPhysicalDiskBadBlocks.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthPhysicalDiskCapacitorHealth.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthPhysicalDiskCloudIo.aggDataPoints)
@@ -397,6 +421,198 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "disk_health.nvme.namespace.capacity":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.nvme.namespace.capacity"], "Found a duplicate in the metrics slice: disk_health.nvme.namespace.capacity")
+						validatedMetrics["disk_health.nvme.namespace.capacity"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes an NVMe namespace may allocate at most (Identify Namespace NCAP × the formatted block size), per namespace, only for a thin provisioned namespace (NSFEAT bit 0), where it may be below the namespace's size: on any other it is the size (system.disk.limit of the namespace's block device). Read with disk_health.nvme.namespace.usage, every read. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+						diskHealthNvmeNamespaceIDAttrVal, ok := dp.Attributes().Get("disk_health.nvme.namespace.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 29, diskHealthNvmeNamespaceIDAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.nvme.namespace.capacity"], "Found a duplicate in the metrics slice: disk_health.nvme.namespace.capacity")
+						validatedMetrics["disk_health.nvme.namespace.capacity"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes an NVMe namespace may allocate at most (Identify Namespace NCAP × the formatted block size), per namespace, only for a thin provisioned namespace (NSFEAT bit 0), where it may be below the namespace's size: on any other it is the size (system.disk.limit of the namespace's block device). Read with disk_health.nvme.namespace.usage, every read. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.nvme.namespace.capacity"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.parent")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.nvme.namespace.id")
+						assert.False(t, ok)
+					}
+				case "disk_health.nvme.namespace.size":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.nvme.namespace.size"], "Found a duplicate in the metrics slice: disk_health.nvme.namespace.size")
+						validatedMetrics["disk_health.nvme.namespace.size"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Size of an NVMe namespace in bytes (Identify Namespace NSZE × the formatted block size), per namespace. Off by default: it is the I/O source's system.disk.limit of the namespace's block device (the kernel sizes the device from NSZE); on for a host without the I/O source. Read with the identity, once per controller (every read for a thin provisioned namespace). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+						diskHealthNvmeNamespaceIDAttrVal, ok := dp.Attributes().Get("disk_health.nvme.namespace.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 29, diskHealthNvmeNamespaceIDAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.nvme.namespace.size"], "Found a duplicate in the metrics slice: disk_health.nvme.namespace.size")
+						validatedMetrics["disk_health.nvme.namespace.size"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Size of an NVMe namespace in bytes (Identify Namespace NSZE × the formatted block size), per namespace. Off by default: it is the I/O source's system.disk.limit of the namespace's block device (the kernel sizes the device from NSZE); on for a host without the I/O source. Read with the identity, once per controller (every read for a thin provisioned namespace). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.nvme.namespace.size"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.parent")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.nvme.namespace.id")
+						assert.False(t, ok)
+					}
+				case "disk_health.nvme.namespace.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.nvme.namespace.usage"], "Found a duplicate in the metrics slice: disk_health.nvme.namespace.usage")
+						validatedMetrics["disk_health.nvme.namespace.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes a thin provisioned NVMe namespace has allocated (Identify Namespace NUSE × the formatted block size): against disk_health.nvme.namespace.capacity, a thin namespace filling up. Only where the namespace supports thin provisioning (NSFEAT bit 0), whose Identify Namespace is sent again on every read for it (the command the identity is read with, nothing new); on any other the specification has NUSE equal NCAP, which is no usage, and no point is recorded. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+						diskHealthNvmeNamespaceIDAttrVal, ok := dp.Attributes().Get("disk_health.nvme.namespace.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 29, diskHealthNvmeNamespaceIDAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.nvme.namespace.usage"], "Found a duplicate in the metrics slice: disk_health.nvme.namespace.usage")
+						validatedMetrics["disk_health.nvme.namespace.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes a thin provisioned NVMe namespace has allocated (Identify Namespace NUSE × the formatted block size): against disk_health.nvme.namespace.capacity, a thin namespace filling up. Only where the namespace supports thin provisioning (NSFEAT bit 0), whose Identify Namespace is sent again on every read for it (the command the identity is read with, nothing new); on any other the specification has NUSE equal NCAP, which is no usage, and no point is recorded. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.nvme.namespace.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.parent")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.nvme.namespace.id")
+						assert.False(t, ok)
+					}
 				case "disk_health.physical_disk.bad_blocks":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["disk_health.physical_disk.bad_blocks"], "Found a duplicate in the metrics slice: disk_health.physical_disk.bad_blocks")
