@@ -66,13 +66,13 @@ func OpenCgroups(opts CgroupOptions) (*CgroupProbe, error) {
 		return nil, &UnavailableError{Cause: CauseRejected, Detail: st.release, Err: err}
 	}
 	if err := rlimit.RemoveMemlock(); err != nil {
-		return nil, classify(err, st)
+		return nil, classifyLoad(err, st)
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
 		Programs: ebpf.ProgramOptions{KernelTypes: kspec},
 	})
 	if err != nil {
-		return nil, classify(err, st)
+		return nil, classifyLoad(err, st)
 	}
 	p := &CgroupProbe{coll: coll, progs: progs, hook: "block_rq_complete", retired: map[cgKey]*rawCgVal{}, dying: map[cgKey]bool{}}
 	if kcfg.ioDone {
@@ -83,7 +83,7 @@ func OpenCgroups(opts CgroupOptions) (*CgroupProbe, error) {
 		l, err := link.AttachTracing(link.TracingOptions{Program: coll.Programs[name], AttachType: ebpf.AttachTraceRawTp})
 		if err != nil {
 			_ = p.Close() // the attach error is the one to report
-			return nil, classify(fmt.Errorf("attach %s: %w", name, err), st)
+			return nil, classifyLoad(fmt.Errorf("attach %s: %w", name, err), st)
 		}
 		p.links = append(p.links, l)
 	}

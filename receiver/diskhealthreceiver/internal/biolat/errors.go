@@ -127,11 +127,16 @@ type processState struct {
 
 // classify turns an error from loading or attaching into an UnavailableError. EPERM is missing
 // capabilities when CapEff lacks them, seccomp or lockdown otherwise; anything else is a rejection.
-func classify(err error, st processState) *UnavailableError {
-	if !errors.Is(err, syscall.EPERM) {
+// unsupported says the BPF library reported a feature as missing: without CAP_BPF its feature probes
+// are refused with EPERM, which it reads as the feature's absence (as uid 65534 with CAP_PERFMON alone
+// on 6.18: "prealloc maps not supported (requires >= v4.6)"), so with capabilities missing that too is
+// theirs, not a rejection to report.
+func classify(err error, st processState, unsupported bool) *UnavailableError {
+	has := func(bit uint) bool { return st.capEff&(1<<bit) != 0 }
+	lacking := st.kernel.atLeast(kernelVersion{5, 8}) && !has(capSysAdmin) && (!has(capBPF) || !has(capPerfmon))
+	if !errors.Is(err, syscall.EPERM) && !(unsupported && lacking) {
 		return &UnavailableError{Cause: CauseRejected, Detail: st.release, Err: err}
 	}
-	has := func(bit uint) bool { return st.capEff&(1<<bit) != 0 }
 	var missing []string
 	switch {
 	case !st.kernel.atLeast(kernelVersion{5, 8}):

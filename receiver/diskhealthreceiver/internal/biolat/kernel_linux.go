@@ -3,9 +3,11 @@
 package biolat
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
@@ -137,6 +139,12 @@ func loadKernelBTF() (*btf.Spec, error) {
 	return spec, nil
 }
 
+// classifyLoad classifies err from this package's or another's BPF load or attach (classify), telling
+// it whether cilium/ebpf reported a feature as unsupported.
+func classifyLoad(err error, st processState) *UnavailableError {
+	return classify(err, st, errors.Is(err, ebpf.ErrNotSupported))
+}
+
 // Unavailable classifies an error from loading or attaching another package's BPF program (measure
 // names it, as filelat's "file latency") the way Open classifies its own: no kernel BTF, missing
 // capabilities, seccomp or lockdown, else a rejection to report.
@@ -145,7 +153,7 @@ func Unavailable(measure string, err error) *UnavailableError {
 	if _, berr := loadKernelBTF(); berr != nil {
 		ue = &UnavailableError{Cause: CauseNoBTF, Err: err}
 	} else {
-		ue = classify(err, readProcessState())
+		ue = classifyLoad(err, readProcessState())
 	}
 	ue.Measure = measure
 	return ue

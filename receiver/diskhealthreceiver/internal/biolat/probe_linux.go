@@ -62,13 +62,13 @@ func Open(opts Options) (*Probe, error) {
 	}
 	// A no-op where maps are charged to the memory cgroup (5.11+); needed before.
 	if err := rlimit.RemoveMemlock(); err != nil {
-		return nil, classify(err, st)
+		return nil, classifyLoad(err, st)
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
 		Programs: ebpf.ProgramOptions{KernelTypes: kspec},
 	})
 	if err != nil {
-		return nil, classify(err, st)
+		return nil, classifyLoad(err, st)
 	}
 	p := &Probe{
 		coll:     coll,
@@ -87,7 +87,7 @@ func Open(opts Options) (*Probe, error) {
 		l, err := link.AttachTracing(link.TracingOptions{Program: coll.Programs[name], AttachType: ebpf.AttachTraceRawTp})
 		if err != nil {
 			_ = p.Close() // the attach error is the one to report
-			return nil, classify(fmt.Errorf("attach %s: %w", name, err), st)
+			return nil, classifyLoad(fmt.Errorf("attach %s: %w", name, err), st)
 		}
 		p.links = append(p.links, l)
 	}
