@@ -26,6 +26,9 @@
 // hybrid or v2 host alike; bpf_get_current_cgroup_id() would name the unified hierarchy's cgroup, which
 // on a v1 or hybrid host is not where containers are. The table holds Options.MaxCgroupSeries entries,
 // preallocated; a call with no room counts in Drops.CgroupsFull and is still in its mount's series.
+// Off, the program's per-cgroup path is dead code the verifier removes; on, a measured call pays four
+// pointer reads at entry and a second hash update at exit (BenchmarkSyscallOverhead, load 7 on 2
+// vCPUs: a cached 4 KiB pread 1.83 µs with the probe, 2.10 µs with per-cgroup on, 0.95 µs without).
 // ForgetCgroups frees a removed cgroup's entries, Forget a gone mount's in every cgroup.
 // TestReadsChargedToTheCallersCgroup: dd in a child blkio cgroup and the test process read one file;
 // each one's reads are in its own cgroup's series, and they add up to the mount's.
