@@ -136,29 +136,13 @@ func (p *Probe) Collect() (Snapshot, error) {
 		return Snapshot{}, errors.New("filelat: probe closed")
 	}
 	var s Snapshot
-	var k, v []byte
-	it := p.coll.Maps[filelatMapFiles].Iterate()
-	for it.Next(&k, &v) {
-		x, err := decodeSeries(k, v)
-		if err != nil {
-			return Snapshot{}, err
-		}
-		s.Series = append(s.Series, x)
-	}
-	if err := it.Err(); err != nil {
-		return Snapshot{}, fmt.Errorf("filelat: read series: %w", err)
+	var err error
+	if s.Series, err = readEntries(p.coll.Maps[filelatMapFiles], "series", decodeSeries); err != nil {
+		return Snapshot{}, err
 	}
 	sortSeries(s.Series)
-	it = p.coll.Maps[filelatMapCgfiles].Iterate()
-	for it.Next(&k, &v) {
-		x, err := decodeCgroupSeries(k, v)
-		if err != nil {
-			return Snapshot{}, err
-		}
-		s.Cgroups = append(s.Cgroups, x)
-	}
-	if err := it.Err(); err != nil {
-		return Snapshot{}, fmt.Errorf("filelat: read cgroup series: %w", err)
+	if s.Cgroups, err = readEntries(p.coll.Maps[filelatMapCgfiles], "cgroup series", decodeCgroupSeries); err != nil {
+		return Snapshot{}, err
 	}
 	sortCgroupSeries(s.Cgroups)
 	for reason, dst := range []*uint64{&s.Drops.Full, &s.Drops.CgroupsFull} {
@@ -171,6 +155,24 @@ func (p *Probe) Collect() (Snapshot, error) {
 		}
 	}
 	return s, nil
+}
+
+// readEntries decodes every entry of m (what names it in an error).
+func readEntries[T any](m *ebpf.Map, what string, decode func(k, v []byte) (T, error)) ([]T, error) {
+	var out []T
+	var k, v []byte
+	it := m.Iterate()
+	for it.Next(&k, &v) {
+		x, err := decode(k, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("filelat: read %s: %w", what, err)
+	}
+	return out, nil
 }
 
 // Forget deletes the series of mounts that are gone (Resolve's gone), so that a mount ID the kernel
