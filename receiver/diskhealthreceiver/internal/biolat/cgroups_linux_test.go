@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,35 +32,9 @@ func blkioHierarchy(t testing.TB) string {
 	return h.Dir
 }
 
-// childCgroup creates a child cgroup of dir for the test and removes it after, unless the test did
-// (its processes have exited by then: the test waits for them).
-func childCgroup(t testing.TB, dir, name string) string {
-	t.Helper()
-	path := filepath.Join(dir, fmt.Sprintf("diskhealth-test-%d-%s", os.Getpid(), name))
-	require.NoError(t, os.Mkdir(path, 0o755))
-	t.Cleanup(func() {
-		// rmdir fails with EBUSY for a moment after the last process exits.
-		var err error
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if err = os.Remove(path); err == nil || errors.Is(err, fs.ErrNotExist) {
-				return
-			}
-		}
-		t.Errorf("remove cgroup %s: %v", path, err)
-	})
-	return path
-}
-
 // inCgroup runs argv in cgroup dir (the shell joins it, then execs) and returns its stdout.
 func inCgroup(dir string, argv ...string) ([]byte, error) {
-	return cgroupCommand(dir, argv...).Output()
-}
-
-// cgroupCommand is the command that runs argv in cgroup dir: the shell joins it, then execs argv, so
-// the process is argv's.
-func cgroupCommand(dir string, argv ...string) *exec.Cmd {
-	args := append([]string{"-c", `echo $$ > "$0/cgroup.procs" && shift && exec "$@"`, dir, "_"}, argv...)
-	return exec.Command("sh", args...)
+	return testkit.CgroupCommand(dir, argv...).Output()
 }
 
 // servicedOps is a cgroup's v1 blkio.throttle.io_serviced (its own I/O, not its children's) for one device.
@@ -117,7 +90,7 @@ func TestCgroupsAgreeWithBlkioServiced(t *testing.T) {
 	defer p.Close()
 	require.Equal(t, "block_io_done", p.Hook())
 
-	a, b := childCgroup(t, hier, "a"), childCgroup(t, hier, "b")
+	a, b := testkit.ChildCgroup(t, hier, "a"), testkit.ChildCgroup(t, hier, "b")
 	rel := func(cg string) string { return "/" + filepath.Base(cg) }
 	common := []string{fio, "--output-format=json", "--filename=/dev/" + name, "--ioengine=psync", "--direct=1",
 		"--bs=4k", "--randrepeat=1", "--clocksource=clock_gettime"}
@@ -280,7 +253,7 @@ func TestCgroupsOwnerVersusTaskThroughLoopWorker(t *testing.T) {
 	require.NoError(t, err)
 	defer byTask.Close()
 
-	a := childCgroup(t, hier, "a")
+	a := testkit.ChildCgroup(t, hier, "a")
 	for _, d := range []Dev{upperDev, lowerDev} {
 		for _, f := range []string{"blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device"} {
 			require.NoError(t, os.WriteFile(filepath.Join(a, f), []byte(d.String()+" 100000000"), 0o644))

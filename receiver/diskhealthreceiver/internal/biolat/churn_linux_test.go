@@ -39,7 +39,7 @@ func TestCgroupChurn5000(t *testing.T) {
 	live := func() (map[uint64]string, error) { return cgroupio.IDs(hier) }
 	d0 := diskstat(t, name)
 
-	load := childCgroup(t, hier, "load")
+	load := testkit.ChildCgroup(t, hier, "load")
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {

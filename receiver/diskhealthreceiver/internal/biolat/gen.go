@@ -8,4 +8,4 @@ package biolat
 // object serves every little-endian architecture.
 //go:generate go tool -modfile=../../../../internal/tools/go.mod bpf2go -cc clang-14 -strip llvm-strip-14 -target bpfel -tags linux -no-global-types -go-package biolat biolat bpf/biolat.bpf.c -- -Wall -Werror
 //go:generate go tool -modfile=../../../../internal/tools/go.mod bpf2go -cc clang-14 -strip llvm-strip-14 -target bpfel -tags linux -no-global-types -go-package biolat cglat bpf/cglat.bpf.c -- -Wall -Werror
-//go:generate sh -c "sha256sum bpf/biolat.bpf.c bpf/cglat.bpf.c bpf/hist.h bpf/slots.h bpf/kernel.h bpf/types.h > bpf/sources.sha256"
+//go:generate sh -c "sha256sum bpf/biolat.bpf.c bpf/cglat.bpf.c bpf/hist.h bpf/slots.h bpf/kernel.h bpf/cgroup.h bpf/types.h > bpf/sources.sha256"

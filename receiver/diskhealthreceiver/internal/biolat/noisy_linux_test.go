@@ -151,10 +151,10 @@ func TestNoisyNeighborOnLoop(t *testing.T) {
 	p, err := OpenCgroups(CgroupOptions{})
 	require.NoError(t, err)
 	defer p.Close()
-	v, b := childCgroup(t, hier, "victim"), childCgroup(t, hier, "aggressor")
+	v, b := testkit.ChildCgroup(t, hier, "victim"), testkit.ChildCgroup(t, hier, "aggressor")
 	vPath, bPath := "/"+filepath.Base(v), "/"+filepath.Base(b)
 	start := func(cg string, args ...string) func() {
-		cmd := cgroupCommand(cg, append([]string{fio, "--thread", "--filename=/dev/" + name, "--direct=1",
+		cmd := testkit.CgroupCommand(cg, append([]string{fio, "--thread", "--filename=/dev/" + name, "--direct=1",
 			"--time_based", "--runtime=1h", "--output=/dev/null"}, args...)...)
 		require.NoError(t, cmd.Start())
 		stop := func() {

@@ -85,7 +85,7 @@ func TestCgroupWritebackChargedToOwner(t *testing.T) {
 	require.NoError(t, err)
 	defer byTask.Close()
 
-	a, idle := childCgroup(t, root, "a"), childCgroup(t, root, "b")
+	a, idle := testkit.ChildCgroup(t, root, "a"), testkit.ChildCgroup(t, root, "b")
 	relA, relB := "/"+filepath.Base(a), "/"+filepath.Base(idle)
 	unix.Sync() // what mke2fs and the mount left, before the window
 	stat0 := map[string]cgroupio.Counters{a: ioStat(t, a, dev), idle: ioStat(t, idle, dev)}

@@ -14,7 +14,8 @@ import (
 // The programs run on every system call of the machine, so their cost is what a syscall costs more
 // with the probe attached: a syscall that is no file operation (getppid: one array lookup on entry,
 // one task-storage lookup on exit) and a cached 4 KiB pread (the file lookup, two clock reads, the
-// histogram update). Compare the probe=off and probe=on lines of one run.
+// histogram update; with cgroups=on also the caller's cgroup at entry and its own table's update).
+// Compare the probe=off, probe=on and probe=on,cgroups=on lines of one run.
 func BenchmarkSyscallOverhead(b *testing.B) {
 	requireRoot(b)
 	path := filepath.Join(b.TempDir(), "f")
@@ -31,14 +32,14 @@ func BenchmarkSyscallOverhead(b *testing.B) {
 		{"pread4k", func() { _, _ = unix.Pread(int(f.Fd()), buf, 0) }},
 	}
 	for _, c := range calls {
-		for _, on := range []bool{false, true} {
-			name := c.name + "/probe=off"
-			if on {
-				name = c.name + "/probe=on"
-			}
-			b.Run(name, func(b *testing.B) {
-				if on {
-					p, err := Open(Options{})
+		for _, mode := range []struct {
+			name    string
+			on      bool
+			cgroups bool
+		}{{"probe=off", false, false}, {"probe=on", true, false}, {"probe=on,cgroups=on", true, true}} {
+			b.Run(c.name+"/"+mode.name, func(b *testing.B) {
+				if mode.on {
+					p, err := Open(Options{PerCgroup: mode.cgroups})
 					require.NoError(b, err)
 					defer p.Close()
 				}

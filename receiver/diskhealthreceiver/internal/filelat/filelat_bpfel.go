@@ -17,6 +17,7 @@ import (
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	filelatMapCalls             = "calls"
+	filelatMapCgfiles           = "cgfiles"
 	filelatMapDrops             = "drops"
 	filelatMapFiles             = "files"
 	filelatMapSyscallOps        = "syscall_ops"
@@ -26,6 +27,7 @@ const (
 	filelatVarCompatStatus      = "compat_status"
 	filelatVarIndexBase         = "index_base"
 	filelatVarPageShift         = "page_shift"
+	filelatVarPerCgroup         = "per_cgroup"
 	filelatVarThresholds        = "thresholds"
 )
 
@@ -81,6 +83,7 @@ type filelatProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type filelatMapSpecs struct {
 	Calls      *ebpf.MapSpec `ebpf:"calls"`
+	Cgfiles    *ebpf.MapSpec `ebpf:"cgfiles"`
 	Drops      *ebpf.MapSpec `ebpf:"drops"`
 	Files      *ebpf.MapSpec `ebpf:"files"`
 	SyscallOps *ebpf.MapSpec `ebpf:"syscall_ops"`
@@ -93,6 +96,7 @@ type filelatVariableSpecs struct {
 	CompatStatus *ebpf.VariableSpec `ebpf:"compat_status"`
 	IndexBase    *ebpf.VariableSpec `ebpf:"index_base"`
 	PageShift    *ebpf.VariableSpec `ebpf:"page_shift"`
+	PerCgroup    *ebpf.VariableSpec `ebpf:"per_cgroup"`
 	Thresholds   *ebpf.VariableSpec `ebpf:"thresholds"`
 }
 
@@ -117,6 +121,7 @@ func (o *filelatObjects) Close() error {
 // It can be passed to loadFilelatObjects or ebpf.CollectionSpec.LoadAndAssign.
 type filelatMaps struct {
 	Calls      *ebpf.Map `ebpf:"calls"`
+	Cgfiles    *ebpf.Map `ebpf:"cgfiles"`
 	Drops      *ebpf.Map `ebpf:"drops"`
 	Files      *ebpf.Map `ebpf:"files"`
 	SyscallOps *ebpf.Map `ebpf:"syscall_ops"`
@@ -125,6 +130,7 @@ type filelatMaps struct {
 func (m *filelatMaps) Close() error {
 	return _FilelatClose(
 		m.Calls,
+		m.Cgfiles,
 		m.Drops,
 		m.Files,
 		m.SyscallOps,
@@ -138,6 +144,7 @@ type filelatVariables struct {
 	CompatStatus *ebpf.Variable `ebpf:"compat_status"`
 	IndexBase    *ebpf.Variable `ebpf:"index_base"`
 	PageShift    *ebpf.Variable `ebpf:"page_shift"`
+	PerCgroup    *ebpf.Variable `ebpf:"per_cgroup"`
 	Thresholds   *ebpf.Variable `ebpf:"thresholds"`
 }
 

@@ -32,6 +32,11 @@ func TestMapLayout(t *testing.T) {
 	require.Equal(t, map[string]uint32{"mnt_id": 0, "op": 4, "pad": 5}, offsets(files.Key))
 	require.Equal(t, map[string]uint32{"slots": 0, "zero": h - 16, "sum_ns": h - 8, "bytes": h, "pages": h + 8, "added": h + 16},
 		offsets(files.Value))
+	cg := spec.Maps[filelatMapCgfiles]
+	require.Equal(t, uint32(cgKeySize), cg.KeySize)
+	require.Equal(t, uint32(valSize), cg.ValueSize)
+	require.Equal(t, map[string]uint32{"cgid": 0, "mnt_id": 8, "op": 12, "pad": 13}, offsets(cg.Key))
+	require.Equal(t, offsets(files.Value), offsets(cg.Value))
 	// The drop reasons Go reads are the BPF enum's.
-	require.Equal(t, uint32(1), spec.Maps[filelatMapDrops].MaxEntries)
+	require.Equal(t, uint32(2), spec.Maps[filelatMapDrops].MaxEntries)
 }

@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,7 +53,7 @@ func Open(opts Options) (*Probe, error) {
 	}
 	coll, err := ebpf.NewCollection(spec)
 	if err != nil {
-		return nil, biolat.Unavailable(measure, fmt.Errorf("filelat: load: %w", err))
+		return nil, biolat.Unavailable(measure, fmt.Errorf("filelat: load: %w", mapPermission(err)))
 	}
 	p := &Probe{coll: coll}
 	// The page-cache program first, so that no read's exit precedes it.
@@ -68,8 +69,33 @@ func Open(opts Options) (*Probe, error) {
 	return p, nil
 }
 
+// mapPermission is err, joined with EPERM when the maps could not be created for want of it: cilium/ebpf
+// creates the maps in random order and words a refused BPF_F_NO_PREALLOC map (the task storage) as
+// "prealloc maps not supported", its feature test not telling EPERM from an old kernel. When a plain
+// array map is refused with EPERM too, that is the cause (found as a flaky privilege test: the task
+// storage map came first one time in six).
+func mapPermission(err error) error {
+	if !errors.Is(err, ebpf.ErrNotSupported) {
+		return err
+	}
+	m, perr := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+	if perr != nil {
+		if errors.Is(perr, unix.EPERM) {
+			return errors.Join(err, perr)
+		}
+		return err
+	}
+	_ = m.Close()
+	return err
+}
+
 func configure(spec *ebpf.CollectionSpec, opts Options) error {
 	spec.Maps[filelatMapFiles].MaxEntries = uint32(cmp.Or(opts.MaxMounts, defaultMaxMounts) * int(maxOp))
+	perCgroup := uint32(0)
+	if opts.PerCgroup {
+		perCgroup = 1
+		spec.Maps[filelatMapCgfiles].MaxEntries = uint32(cmp.Or(opts.MaxCgroupSeries, defaultMaxCgroupSeries))
+	}
 	table := spec.Maps[filelatMapSyscallOps]
 	table.Contents = table.Contents[:0]
 	for nr, op := range syscallOps {
@@ -88,6 +114,7 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 		{filelatVarIndexBase, base},
 		{filelatVarPageShift, uint32(bits.TrailingZeros(uint(os.Getpagesize())))},
 		{filelatVarCompatStatus, compat},
+		{filelatVarPerCgroup, perCgroup},
 	}
 	for _, v := range vars {
 		if err := spec.Variables[v.name].Set(v.value); err != nil {
@@ -109,27 +136,43 @@ func (p *Probe) Collect() (Snapshot, error) {
 		return Snapshot{}, errors.New("filelat: probe closed")
 	}
 	var s Snapshot
-	var k, v []byte
-	it := p.coll.Maps[filelatMapFiles].Iterate()
-	for it.Next(&k, &v) {
-		x, err := decodeSeries(k, v)
-		if err != nil {
-			return Snapshot{}, err
-		}
-		s.Series = append(s.Series, x)
-	}
-	if err := it.Err(); err != nil {
-		return Snapshot{}, fmt.Errorf("filelat: read series: %w", err)
+	var err error
+	if s.Series, err = readEntries(p.coll.Maps[filelatMapFiles], "series", decodeSeries); err != nil {
+		return Snapshot{}, err
 	}
 	sortSeries(s.Series)
-	var perCPU []uint64
-	if err := p.coll.Maps[filelatMapDrops].Lookup(uint32(0), &perCPU); err != nil {
-		return Snapshot{}, fmt.Errorf("filelat: read drops: %w", err)
+	if s.Cgroups, err = readEntries(p.coll.Maps[filelatMapCgfiles], "cgroup series", decodeCgroupSeries); err != nil {
+		return Snapshot{}, err
 	}
-	for _, n := range perCPU {
-		s.Drops.Full += n
+	sortCgroupSeries(s.Cgroups)
+	for reason, dst := range []*uint64{&s.Drops.Full, &s.Drops.CgroupsFull} {
+		var perCPU []uint64
+		if err := p.coll.Maps[filelatMapDrops].Lookup(uint32(reason), &perCPU); err != nil {
+			return Snapshot{}, fmt.Errorf("filelat: read drops: %w", err)
+		}
+		for _, n := range perCPU {
+			*dst += n
+		}
 	}
 	return s, nil
+}
+
+// readEntries decodes every entry of m (what names it in an error).
+func readEntries[T any](m *ebpf.Map, what string, decode func(k, v []byte) (T, error)) ([]T, error) {
+	var out []T
+	var k, v []byte
+	it := m.Iterate()
+	for it.Next(&k, &v) {
+		x, err := decode(k, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("filelat: read %s: %w", what, err)
+	}
+	return out, nil
 }
 
 // Forget deletes the series of mounts that are gone (Resolve's gone), so that a mount ID the kernel
@@ -143,6 +186,48 @@ func (p *Probe) Forget(mountIDs ...uint32) error {
 			if err := m.Delete(fileKey(id, op)); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
 				return fmt.Errorf("filelat: forget mount %d: %w", id, err)
 			}
+		}
+	}
+	gone := make(map[uint32]bool, len(mountIDs))
+	for _, id := range mountIDs {
+		gone[id] = true
+	}
+	return p.forgetCgroupSeries(func(k cgroupKey) bool { return gone[k.mountID] })
+}
+
+// ForgetCgroups deletes the per-cgroup series of cgroups that are gone (removed: not in
+// cgroupio.IDs), so that their entries make room for new ones. Their calls stay in their mounts'
+// series.
+func (p *Probe) ForgetCgroups(cgroupIDs ...uint64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	gone := make(map[uint64]bool, len(cgroupIDs))
+	for _, id := range cgroupIDs {
+		gone[id] = true
+	}
+	return p.forgetCgroupSeries(func(k cgroupKey) bool { return gone[k.cgroupID] })
+}
+
+// forgetCgroupSeries deletes the per-cgroup entries whose key drop says; p.mu is held.
+func (p *Probe) forgetCgroupSeries(drop func(cgroupKey) bool) error {
+	if p.closed {
+		return errors.New("filelat: probe closed")
+	}
+	m := p.coll.Maps[filelatMapCgfiles]
+	var keys [][]byte
+	var k, v []byte
+	it := m.Iterate()
+	for it.Next(&k, &v) {
+		if key, ok := decodeCgroupKey(k); ok && drop(key) {
+			keys = append(keys, slices.Clone(k))
+		}
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("filelat: read cgroup series: %w", err)
+	}
+	for _, key := range keys {
+		if err := m.Delete(key); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			return fmt.Errorf("filelat: forget cgroup series: %w", err)
 		}
 	}
 	return nil

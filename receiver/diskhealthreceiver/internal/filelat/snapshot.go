@@ -58,22 +58,37 @@ func (s Series) CachePages() (hits, misses uint64) {
 	return s.Pages - misses, misses
 }
 
-// Drops counts calls that are in no series: Full, a new {mount, operation} with the table full.
-type Drops struct {
-	Full uint64
+// CgroupSeries is one cgroup's cumulative numbers for one operation on one mount (Options.PerCgroup):
+// the calls its tasks made, charged at the call's entry.
+type CgroupSeries struct {
+	// CgroupID is the kernfs id of the calling task's cgroup in the io/blkio hierarchy (the inode number
+	// of its directory there: cgroupio.IDs); 0 on a kernel without the io controller.
+	CgroupID uint64
+	Series
 }
 
-// Snapshot is every counter the probe holds, Series sorted by mount ID and operation.
+// Drops counts calls that are in no series: Full, a new {mount, operation} with the table full;
+// CgroupsFull, a new {cgroup, mount, operation} with the per-cgroup table full (the mount's series
+// has the call).
+type Drops struct {
+	Full        uint64
+	CgroupsFull uint64
+}
+
+// Snapshot is every counter the probe holds, Series sorted by mount ID and operation, Cgroups by
+// cgroup, mount ID and operation.
 type Snapshot struct {
-	Series []Series
-	Drops  Drops
+	Series  []Series
+	Cgroups []CgroupSeries
+	Drops   Drops
 }
 
 // The BPF map's key and value layouts (struct file_key, file_val in bpf/filelat.bpf.c),
 // little-endian like the object; TestMapLayout checks them against the object's BTF.
 const (
-	keySize = 8
-	valSize = biolat.HistSize + 3*8
+	keySize   = 8
+	cgKeySize = 16
+	valSize   = biolat.HistSize + 3*8
 )
 
 var errBadKey = errors.New("filelat: malformed map key")
@@ -92,6 +107,37 @@ func decodeSeries(k, v []byte) (Series, error) {
 		Pages:      u(biolat.HistSize + 8),
 		PagesAdded: u(biolat.HistSize + 16),
 	}, nil
+}
+
+// cgroupKey is a decoded struct cg_file_key.
+type cgroupKey struct {
+	cgroupID uint64
+	mountID  uint32
+	op       Op
+}
+
+func decodeCgroupKey(k []byte) (cgroupKey, bool) {
+	if len(k) != cgKeySize || k[12] == 0 || Op(k[12]) > maxOp {
+		return cgroupKey{}, false
+	}
+	return cgroupKey{cgroupID: binary.LittleEndian.Uint64(k), mountID: binary.LittleEndian.Uint32(k[8:]), op: Op(k[12])}, true
+}
+
+// decodeCgroupSeries reads one entry of the cgfiles map.
+func decodeCgroupSeries(k, v []byte) (CgroupSeries, error) {
+	key, ok := decodeCgroupKey(k)
+	if !ok {
+		return CgroupSeries{}, errBadKey
+	}
+	fk := fileKey(key.mountID, key.op)
+	s, err := decodeSeries(fk[:], v)
+	return CgroupSeries{CgroupID: key.cgroupID, Series: s}, err
+}
+
+func sortCgroupSeries(s []CgroupSeries) {
+	slices.SortFunc(s, func(a, b CgroupSeries) int {
+		return cmp.Or(cmp.Compare(a.CgroupID, b.CgroupID), cmp.Compare(a.MountID, b.MountID), cmp.Compare(a.Op, b.Op))
+	})
 }
 
 func fileKey(mountID uint32, op Op) [keySize]byte {

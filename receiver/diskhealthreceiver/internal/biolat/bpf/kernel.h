@@ -9,6 +9,7 @@
 #define BIOLAT_KERNEL_H
 
 #include "types.h"
+#include "cgroup.h"
 
 struct gendisk {
 	int major;
@@ -19,19 +20,7 @@ struct request_queue {
 	struct gendisk *disk; /* newer kernels (5.15+) */
 } __attribute__((preserve_access_index));
 
-/* The owner of a bio, for cglat.bpf.c: bio->bi_blkg->blkcg->css.cgroup->kn->id. */
-struct kernfs_node {
-	__u64 id; /* the inode number of the cgroup's directory on 64-bit (5.5+) */
-} __attribute__((preserve_access_index));
-
-struct cgroup {
-	struct kernfs_node *kn;
-} __attribute__((preserve_access_index));
-
-struct cgroup_subsys_state {
-	struct cgroup *cgroup;
-} __attribute__((preserve_access_index));
-
+/* The owner of a bio, for cglat.bpf.c: bio->bi_blkg->blkcg->css.cgroup->kn->id (cgroup.h). */
 struct blkcg {
 	struct cgroup_subsys_state css;
 } __attribute__((preserve_access_index));
@@ -44,15 +33,7 @@ struct bio {
 	struct blkcg_gq *bi_blkg;
 } __attribute__((preserve_access_index));
 
-/* The cgroup of the current task in the io/blkio hierarchy, for cglat.bpf.c's task attribution. */
-enum cgroup_subsys_id {
-	io_cgrp_id = 1, /* relocated: the real value comes from the kernel's BTF */
-};
-
-struct css_set {
-	struct cgroup_subsys_state *subsys[16];
-} __attribute__((preserve_access_index));
-
+/* The current task's cgroups, for cglat.bpf.c's task attribution (cgroup.h). */
 struct task_struct {
 	struct css_set *cgroups;
 } __attribute__((preserve_access_index));

@@ -15,6 +15,14 @@
  * it inserted into its own file's page cache while it ran (readahead included,
  * as the reader waits for them or will read them next), seen at
  * tp_btf/mm_filemap_add_to_page_cache in the reading task.
+ *
+ * Per cgroup (per_cgroup set by the loader): the same numbers again per
+ * {cgroup, mount, operation} in cgfiles, charged to the calling task's cgroup
+ * in the io/blkio hierarchy (cgroup.h: the blkio controller's on a v1 or
+ * hybrid host, the unified hierarchy's on v2), the cgroup ids cglat's task
+ * attribution reads, so that one resolution (cgroupio.IDs) serves both.
+ * bpf_get_current_cgroup_id() is not used: it returns the cgroup of the v2
+ * (unified) hierarchy, which on a v1 host is not where containers are.
  */
 #include "vfs.h"
 #include <bpf/bpf_helpers.h>
@@ -29,10 +37,18 @@
 enum op { OP_NONE, OP_READ, OP_WRITE, OP_FSYNC };
 enum drop {
 	DROP_FULL, /* no room for a new {mount, op} */
+	DROP_CGROUPS_FULL, /* no room for a new {cgroup, mount, op} (the mount's series has the call) */
 	NR_DROPS,
 };
 
 struct file_key {
+	__u32 mnt_id;
+	__u8 op;
+	__u8 pad[3];
+};
+
+struct cg_file_key {
+	__u64 cgid;
 	__u32 mnt_id;
 	__u8 op;
 	__u8 pad[3];
@@ -50,6 +66,7 @@ struct file_val {
 /* The call a task is in, from its sys_enter to its sys_exit. */
 struct call {
 	__u64 start;
+	__u64 cgid;
 	__u64 mapping;
 	__u64 added;
 	__u32 mnt_id;
@@ -57,6 +74,7 @@ struct call {
 };
 
 const volatile __u32 page_shift = 12;
+const volatile __u32 per_cgroup = 0; /* also fill cgfiles */
 const volatile __u32 compat_status = 0; /* x86-64: TS_COMPAT, a 32-bit task's syscall numbers differ */
 
 /* Syscall number to enum op, filled by the loader for this architecture. */
@@ -73,6 +91,13 @@ struct {
 	__type(key, struct file_key);
 	__type(value, struct file_val);
 } files SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* sized by the loader */
+	__type(key, struct cg_file_key);
+	__type(value, struct file_val);
+} cgfiles SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -137,9 +162,40 @@ int on_enter(__u64 *ctx)
 	c->mnt_id = BPF_CORE_READ(mnt, mnt_id);
 	c->mapping = (__u64)BPF_CORE_READ(file, f_mapping);
 	c->added = 0;
+	c->cgid = 0;
+	if (per_cgroup && bpf_core_enum_value_exists(enum cgroup_subsys_id, io_cgrp_id))
+		c->cgid = task->cgroups->subsys[bpf_core_enum_value(enum cgroup_subsys_id, io_cgrp_id)]->cgroup->kn->id;
 	c->op = *op;
 	c->start = bpf_ktime_get_ns();
 	return 0;
+}
+
+/* The entry of key in map, created as zero when new; 0 when the map is full. */
+static __always_inline struct file_val *entry(void *map, void *key)
+{
+	static const struct file_val zero;
+	struct file_val *v = bpf_map_lookup_elem(map, key);
+
+	if (v)
+		return v;
+	bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, key);
+}
+
+static __always_inline void record(struct file_val *v, __s32 slot, __u64 ns, long ret, __u8 op, __u64 added)
+{
+	if (slot < 0)
+		__sync_fetch_and_add(&v->zero, 1);
+	else if (slot < NR_SLOTS)
+		__sync_fetch_and_add(&v->slots[slot], 1);
+	__sync_fetch_and_add(&v->sum_ns, ns);
+	if (ret > 0) {
+		__sync_fetch_and_add(&v->bytes, ret);
+		if (op == OP_READ) {
+			__sync_fetch_and_add(&v->pages, ((__u64)ret + (1ULL << page_shift) - 1) >> page_shift);
+			__sync_fetch_and_add(&v->added, added);
+		}
+	}
 }
 
 SEC("tp_btf/sys_exit")
@@ -159,29 +215,20 @@ int on_exit(__u64 *ctx)
 	key.mnt_id = c->mnt_id;
 	key.op = c->op;
 	c->op = OP_NONE;
-	v = bpf_map_lookup_elem(&files, &key);
-	if (!v) {
-		static const struct file_val zero;
-
-		bpf_map_update_elem(&files, &key, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&files, &key);
-		if (!v) {
-			drop(DROP_FULL);
-			return 0;
-		}
-	}
 	slot = slot_of(ns);
-	if (slot < 0)
-		__sync_fetch_and_add(&v->zero, 1);
-	else if (slot < NR_SLOTS)
-		__sync_fetch_and_add(&v->slots[slot], 1);
-	__sync_fetch_and_add(&v->sum_ns, ns);
-	if (ret > 0) {
-		__sync_fetch_and_add(&v->bytes, ret);
-		if (key.op == OP_READ) {
-			__sync_fetch_and_add(&v->pages, ((__u64)ret + (1ULL << page_shift) - 1) >> page_shift);
-			__sync_fetch_and_add(&v->added, c->added);
-		}
+	v = entry(&files, &key);
+	if (v)
+		record(v, slot, ns, ret, key.op, c->added);
+	else
+		drop(DROP_FULL);
+	if (per_cgroup) {
+		struct cg_file_key ck = { .cgid = c->cgid, .mnt_id = key.mnt_id, .op = key.op };
+
+		v = entry(&cgfiles, &ck);
+		if (v)
+			record(v, slot, ns, ret, key.op, c->added);
+		else
+			drop(DROP_CGROUPS_FULL);
 	}
 	return 0;
 }

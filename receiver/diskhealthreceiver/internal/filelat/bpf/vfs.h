@@ -8,6 +8,7 @@
 #define FILELAT_VFS_H
 
 #include "../../biolat/bpf/types.h"
+#include "../../biolat/bpf/cgroup.h"
 
 /* Syscall arguments: x86's pt_regs names them, arm64's numbers them; the loader's BTF decides. */
 struct pt_regs___x86 {
@@ -37,6 +38,7 @@ struct files_struct {
 struct task_struct {
 	struct thread_info thread_info;
 	struct files_struct *files;
+	struct css_set *cgroups; /* cgroup.h */
 } __attribute__((preserve_access_index));
 
 struct vfsmount {
