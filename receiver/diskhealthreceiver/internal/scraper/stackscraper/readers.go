@@ -46,6 +46,9 @@ type readers struct {
 	btrfs   btrfsSource
 	// mountinfo returns the host's mount table (the filesystem source's: <root_path>/proc/1/mountinfo).
 	mountinfo func() ([]byte, error)
+	// statMount stats a mount point (as mountinfo names it, below root_path) within the part's
+	// deadline: a shut-down xfs answers with EIO. nil: not probed.
+	statMount func(ctx context.Context, mountPoint string) error
 }
 
 func newReaders(c *Config) readers {
@@ -69,6 +72,15 @@ func newReaders(c *Config) readers {
 		r.mountinfo = func() ([]byte, error) {
 			b, _, err := fsusage.ReadHostMountInfo(root)
 			return b, err
+		}
+		guard := &bounded.Guard{}
+		r.statMount = func(ctx context.Context, mountPoint string) error {
+			p := filepath.Join(root, mountPoint)
+			_, err := bounded.Do(ctx, guard, p, c.Timeout, func() (struct{}, error) {
+				_, err := os.Lstat(p)
+				return struct{}{}, err
+			})
+			return err
 		}
 	}
 	return r
