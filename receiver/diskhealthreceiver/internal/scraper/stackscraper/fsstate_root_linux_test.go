@@ -102,24 +102,9 @@ func TestExt4EmergencyROStateOnLoopDevice(t *testing.T) {
 // XFS_IOC_GOINGDOWN mountinfo and /sys/fs/xfs/<dev> show nothing, but a stat of the mount point fails
 // with EIO: the state turns shutdown with exactly one event.
 func TestXFSShutdownStateOnLoopDevice(t *testing.T) {
-	testkit.RequireRoot(t, "loop devices, mount")
-	for tool, pkg := range map[string]string{"mkfs.xfs": "xfsprogs", "losetup": "mount", "mount": "mount"} {
-		testkit.Tool(t, tool, pkg)
-	}
-	dir := t.TempDir()
-	img := filepath.Join(dir, "xfs.img")
-	require.NoError(t, os.WriteFile(img, nil, 0o600))
-	require.NoError(t, os.Truncate(img, 320<<20)) // xfsprogs' smallest filesystem is 300 MiB
-	loop := strings.TrimSpace(run(t, "losetup", "-f", "--show", img))
-	t.Cleanup(func() { _ = exec.Command("losetup", "-d", loop).Run() })
-	run(t, "mkfs.xfs", "-q", loop)
-	mnt := filepath.Join(dir, "mnt")
-	require.NoError(t, os.Mkdir(mnt, 0o755))
-	run(t, "mount", loop, mnt)
-	t.Cleanup(func() { _ = exec.Command("umount", mnt).Run() })
-	cfg := createDefaultConfig()
-	cfg.MD, cfg.DeviceMapper = false, false
-	e := &ext4Loop{loop: loop, name: filepath.Base(loop), mnt: mnt, rig: newRig(t, newReaders(cfg), cfg)}
+	// xfsprogs' smallest filesystem is 300 MiB.
+	e := newLoopFS(t, filepath.Join(t.TempDir(), "xfs.img"), 320<<20, "mkfs.xfs", "xfsprogs", "-q")
+	mnt := e.mnt
 
 	require.Equal(t, "ok", errorState(t, e.scrape(t), e.at()))
 	assert.Empty(t, fsEvents(t, e.rig, e.name), "a healthy mount sends nothing")
@@ -141,27 +126,13 @@ func TestXFSShutdownStateOnLoopDevice(t *testing.T) {
 // may stay 0). The state turns read_only_after_errors with exactly one event.
 func TestBtrfsAbortStateOnLoopDevice(t *testing.T) {
 	testkit.RequireRoot(t, "loop devices, mount")
-	for tool, pkg := range map[string]string{"mkfs.btrfs": "btrfs-progs", "losetup": "mount", "mount": "mount"} {
-		testkit.Tool(t, tool, pkg)
-	}
-	dir := t.TempDir()
-	backing := filepath.Join(dir, "tmpfs")
+	backing := filepath.Join(t.TempDir(), "tmpfs")
 	require.NoError(t, os.Mkdir(backing, 0o755))
 	run(t, "mount", "-t", "tmpfs", "-o", "size=160m", "tmpfs", backing)
 	t.Cleanup(func() { _ = exec.Command("umount", backing).Run() })
-	img := filepath.Join(backing, "btrfs.img")
-	require.NoError(t, os.WriteFile(img, nil, 0o600))
-	require.NoError(t, os.Truncate(img, 512<<20)) // larger than the tmpfs: writes past 160 MiB fail
-	loop := strings.TrimSpace(run(t, "losetup", "-f", "--show", img))
-	t.Cleanup(func() { _ = exec.Command("losetup", "-d", loop).Run() })
-	run(t, "mkfs.btrfs", "-q", "-m", "single", loop)
-	mnt := filepath.Join(dir, "mnt")
-	require.NoError(t, os.Mkdir(mnt, 0o755))
-	run(t, "mount", loop, mnt)
-	t.Cleanup(func() { _ = exec.Command("umount", mnt).Run() })
-	cfg := createDefaultConfig()
-	cfg.MD, cfg.DeviceMapper = false, false
-	e := &ext4Loop{loop: loop, name: filepath.Base(loop), mnt: mnt, rig: newRig(t, newReaders(cfg), cfg)}
+	// Larger than the tmpfs: writes past 160 MiB fail.
+	e := newLoopFS(t, filepath.Join(backing, "btrfs.img"), 512<<20, "mkfs.btrfs", "btrfs-progs", "-q", "-m", "single")
+	mnt := e.mnt
 
 	require.Equal(t, "ok", errorState(t, e.scrape(t), e.at()))
 	assert.Empty(t, fsEvents(t, e.rig, e.name), "a healthy mount sends nothing")
@@ -185,4 +156,27 @@ func TestBtrfsAbortStateOnLoopDevice(t *testing.T) {
 		assert.Equal(t, "read_only_after_errors", errorState(t, e.scrape(t), e.at()))
 	}
 	assert.Equal(t, []string{e.name + " read_only_after_errors<-ok WARN"}, fsEvents(t, e.rig, e.name))
+}
+
+// newLoopFS makes a filesystem with mkfs (from package pkg) on a fresh loop device backed by img, size
+// bytes, mounts it, and returns it with a stack scraper that reads the host. Detached when the test ends.
+func newLoopFS(t *testing.T, img string, size int64, mkfs, pkg string, args ...string) *ext4Loop {
+	t.Helper()
+	testkit.RequireRoot(t, "loop devices, mount")
+	for tool, pkg := range map[string]string{mkfs: pkg, "losetup": "mount", "mount": "mount"} {
+		testkit.Tool(t, tool, pkg)
+	}
+	require.NoError(t, os.WriteFile(img, nil, 0o600))
+	require.NoError(t, os.Truncate(img, size))
+	e := &ext4Loop{loop: strings.TrimSpace(run(t, "losetup", "-f", "--show", img)), mnt: filepath.Join(t.TempDir(), "mnt")}
+	t.Cleanup(func() { _ = exec.Command("losetup", "-d", e.loop).Run() })
+	e.name = filepath.Base(e.loop)
+	run(t, mkfs, append(args, e.loop)...)
+	require.NoError(t, os.Mkdir(e.mnt, 0o755))
+	run(t, "mount", e.loop, e.mnt)
+	t.Cleanup(func() { _ = exec.Command("umount", e.mnt).Run() })
+	cfg := createDefaultConfig()
+	cfg.MD, cfg.DeviceMapper = false, false
+	e.rig = newRig(t, newReaders(cfg), cfg)
+	return e
 }
