@@ -91,7 +91,13 @@ func (s *stackScraper) scrapeFSStates(ctx context.Context, sc *scrape, mounts mo
 		seen[key] = true
 		var probe error
 		if m.FSType == "xfs" && s.r.statMount != nil {
-			probe = s.r.statMount(ctx, m.Path)
+			var found string
+			found, probe = s.r.statMount(ctx, m.Path)
+			if probe == nil && found != "" && found != m.MajorMinor() {
+				// Another filesystem at the path: the collector does not see this mount (a container
+				// whose root_path is no recursive bind of the host's /).
+				probe = fmt.Errorf("%s is on %s, not on the mounted %s", m.Path, found, m.MajorMinor())
+			}
 			if probe != nil && !errors.Is(probe, syscall.EIO) {
 				// Not a shutdown, and nothing else known: the mount is left out this time, its last
 				// state kept.

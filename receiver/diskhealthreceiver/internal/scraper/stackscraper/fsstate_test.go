@@ -70,6 +70,7 @@ type fsStateRig struct {
 	rig       *testRig
 	mountinfo string
 	xfsProbe  error
+	xfsDev    string // what the probe finds at the xfs mount point
 }
 
 func newFSStateRig(t *testing.T) *fsStateRig {
@@ -85,15 +86,18 @@ func newFSStateRig(t *testing.T) *fsStateRig {
 	for file, v := range map[string]string{"errors_count": "0", "first_error_time": "0", "last_error_time": "0"} {
 		require.NoError(t, os.WriteFile(filepath.Join(ext4, file), []byte(v+"\n"), 0o644))
 	}
-	r := &fsStateRig{}
+	r := &fsStateRig{xfsDev: "8:17"}
 	r.rig = newRig(t, readers{
 		sysRoot: root, sys: os.DirFS(root), errors: true,
 		mountinfo: func() ([]byte, error) { return []byte(r.mountinfo), nil },
-		statMount: func(_ context.Context, mp string) error {
+		statMount: func(_ context.Context, mp string) (string, error) {
 			if mp != "/srv/xfs" {
-				return fmt.Errorf("probed %s, not the xfs", mp)
+				return "", fmt.Errorf("probed %s, not the xfs", mp)
 			}
-			return r.xfsProbe
+			if r.xfsProbe != nil {
+				return "", r.xfsProbe
+			}
+			return r.xfsDev, nil
 		},
 	}, nil)
 	return r
@@ -241,6 +245,14 @@ func TestFilesystemErrorStateEvents(t *testing.T) {
 	assert.False(t, ok)
 	r.xfsProbe = &fs.PathError{Op: "lstat", Path: "/srv/xfs", Err: syscall.EIO}
 	r.scrape(t)
+	assert.Empty(t, r.fsEvents(t))
+
+	// The collector does not see the xfs mount (another filesystem at its path): no state is said.
+	r.xfsProbe, r.xfsDev = nil, "8:1"
+	md, err = r.rig.s.scrape(t.Context())
+	require.ErrorContains(t, err, "/srv/xfs is on 8:1, not on the mounted 8:17")
+	_, ok = fsStates(t, md)["sdb1"]
+	assert.False(t, ok)
 	assert.Empty(t, r.fsEvents(t))
 }
 

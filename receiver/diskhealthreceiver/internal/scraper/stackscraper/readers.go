@@ -47,8 +47,9 @@ type readers struct {
 	// mountinfo returns the host's mount table (the filesystem source's: <root_path>/proc/1/mountinfo).
 	mountinfo func() ([]byte, error)
 	// statMount stats a mount point (as mountinfo names it, below root_path) within the part's
-	// deadline: a shut-down xfs answers with EIO. nil: not probed.
-	statMount func(ctx context.Context, mountPoint string) error
+	// deadline and returns the major:minor of the filesystem found there ("" where not known): a
+	// shut-down xfs answers with EIO. nil: not probed.
+	statMount func(ctx context.Context, mountPoint string) (string, error)
 }
 
 func newReaders(c *Config) readers {
@@ -74,13 +75,9 @@ func newReaders(c *Config) readers {
 			return b, err
 		}
 		guard := &bounded.Guard{}
-		r.statMount = func(ctx context.Context, mountPoint string) error {
+		r.statMount = func(ctx context.Context, mountPoint string) (string, error) {
 			p := filepath.Join(root, mountPoint)
-			_, err := bounded.Do(ctx, guard, p, c.Timeout, func() (struct{}, error) {
-				_, err := os.Lstat(p)
-				return struct{}{}, err
-			})
-			return err
+			return bounded.Do(ctx, guard, p, c.Timeout, func() (string, error) { return statDev(p) })
 		}
 	}
 	return r
