@@ -40,6 +40,9 @@ func formatLine(m *Mount) string {
 	if m.EmergencyRO {
 		super += ",emergency_ro"
 	}
+	if m.Shutdown {
+		super += ",shutdown"
+	}
 	if m.subvolume {
 		super += ",subvol=" + escapeField(m.Root)
 	}

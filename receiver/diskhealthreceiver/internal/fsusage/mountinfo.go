@@ -51,6 +51,9 @@ type Mount struct {
 	// EmergencyRO is the ext4 "emergency_ro" superblock state: the kernel
 	// stopped writes after detecting errors or a forced shutdown.
 	EmergencyRO bool
+	// Shutdown is the ext4 "shutdown" superblock state (EXT4_IOC_SHUTDOWN, or the journal aborted
+	// by a forced shutdown): every read and write fails with EIO; the mount flags still say rw.
+	Shutdown bool
 
 	// MountRO is the mount's own flag (field 6); SuperRO the superblock's
 	// read-only state (ro or emergency_ro). A superblock that went ro under
@@ -249,6 +252,7 @@ func parseLine(line []byte, m *Mount, text []byte, root, mp, fstype, source *[2]
 	}
 	src, super := post[:i], post[i+1:]
 	m.EmergencyRO = optionPresent(super, "emergency_ro")
+	m.Shutdown = optionPresent(super, "shutdown")
 	m.SuperRO = m.EmergencyRO || optionPresent(super, "ro")
 	m.ReadOnly = m.MountRO || m.SuperRO
 	m.ProjectQuota = optionPresent(super, "prjquota") || optionPresent(super, "pqnoenforce")

@@ -55,6 +55,13 @@ func TestParseMountInfoLine(t *testing.T) {
 				Source: "/dev/sda1", ReadOnly: true, EmergencyRO: true, SuperRO: true},
 		},
 		{
+			// ext4 after EXT4_IOC_SHUTDOWN, as 6.18 shows it: mount and superblock still rw.
+			name: "ext4 shutdown",
+			line: "47 27 7:2 / /x rw,relatime - ext4 /dev/loop2 rw,errors=remount-ro,shutdown",
+			want: Mount{ID: 47, ParentID: 27, Major: 7, Minor: 2, Root: "/", MountPoint: "/x", Path: "/x", FSType: "ext4",
+				Source: "/dev/loop2", Shutdown: true},
+		},
+		{
 			name: "errors=remount-ro is not ro",
 			line: "1 0 8:1 / /x rw - ext4 /dev/sda1 rw,errors=remount-ro",
 			want: Mount{ID: 1, Major: 8, Minor: 1, Root: "/", MountPoint: "/x", Path: "/x", FSType: "ext4", Source: "/dev/sda1"},

@@ -24,12 +24,14 @@ func (s *stackScraper) scrapeErrors(ctx context.Context, sc *scrape) error {
 	if merr != nil {
 		errs = append(errs, merr)
 	}
-	errs = append(errs, s.scrapeExt4(sc, mounts), s.scrapeBtrfs(ctx, sc, mounts))
+	recorded, eerr := s.scrapeExt4(sc, mounts)
+	errs = append(errs, eerr, s.scrapeBtrfs(ctx, sc, mounts), s.scrapeFSStates(ctx, sc, mounts, recorded))
 	return errors.Join(errs...)
 }
 
-// mountsByDevice is the mount table by the mounted device's kernel name (first mount wins).
-type mountsByDevice map[string]fsusage.Mount
+// mountsByDevice is the ext4, btrfs and xfs mounts by the mounted device's kernel name (first mount
+// wins).
+type mountsByDevice map[string]mountedFS
 
 // mounts reads the mount table with the filesystem source's parser. The error is an unreadable table.
 // A line that cannot be parsed costs its mount only: a partial problem naming the line (the receiver
@@ -41,9 +43,14 @@ func (s *stackScraper) mounts(sc *scrape) (mountsByDevice, error) {
 	}
 	all, bad := fsusage.ParseMountInfo(b)
 	sc.partial(bad)
+	// Whether any mount of a superblock (st_dev) is read-only at the mount level.
+	mountRO := map[[2]uint32]bool{}
+	for _, m := range all {
+		mountRO[[2]uint32{m.Major, m.Minor}] = mountRO[[2]uint32{m.Major, m.Minor}] || m.MountRO
+	}
 	out := mountsByDevice{}
 	for _, m := range all {
-		if m.FSType != "ext4" && m.FSType != "btrfs" {
+		if m.FSType != "ext4" && m.FSType != "btrfs" && m.FSType != "xfs" {
 			continue
 		}
 		name := ""
@@ -58,7 +65,7 @@ func (s *stackScraper) mounts(sc *scrape) (mountsByDevice, error) {
 		if _, dup := out[name]; name != "" && !dup {
 			// Mount points are bytes; an attribute is valid UTF-8, the one the filesystem source reports.
 			m.MountPoint = sanitize.String(sanitize.MountPoint, m.MountPoint)
-			out[name] = m
+			out[name] = mountedFS{Mount: m, AnyMountRO: mountRO[[2]uint32{m.Major, m.Minor}]}
 		}
 	}
 	return out, nil
@@ -111,10 +118,16 @@ func (s *stackScraper) scrapeSCSI(sc *scrape) error {
 	return errors.Join(errs...)
 }
 
-func (s *stackScraper) scrapeExt4(sc *scrape, mounts mountsByDevice) error {
+// scrapeExt4 records every ext4's counters; it returns the errors_count of those it could read, by
+// device.
+func (s *stackScraper) scrapeExt4(sc *scrape, mounts mountsByDevice) (map[string]uint64, error) {
 	fss, err := errcount.ReadExt4(s.r.sys)
+	recorded := map[string]uint64{}
 	for _, e := range fss {
 		m, mounted := mounts[e.Device]
+		if m.FSType != "ext4" {
+			m, mounted = mountedFS{}, false
+		}
 		mp := m.MountPoint
 		typ := metadata.AttributeSystemFilesystemTypeExt4
 		if !e.LastErrorTime.IsZero() {
@@ -126,6 +139,7 @@ func (s *stackScraper) scrapeExt4(sc *scrape, mounts mountsByDevice) error {
 		if !e.HasCount {
 			continue // an unparsable errors_count is left out, never reported as 0 (the error names it)
 		}
+		recorded[e.Device] = e.Count
 		v, start := s.series.u64("ext4/"+e.Device+"/"+mp, e.Count, sc.at)
 		s.withStart(start, func() { s.mb.RecordDiskHealthFilesystemErrorsDataPoint(sc.ts, clampInt(v), e.Device, mp, typ) })
 		if mounted && !m.EmergencyRO {
@@ -135,7 +149,7 @@ func (s *stackScraper) scrapeExt4(sc *scrape, mounts mountsByDevice) error {
 			sc.post(id, signs.Counter{Kind: signs.FilesystemErrors, Subject: fmt.Sprintf("ext4 errors on %s (%s)", e.Device, mp), Value: e.Count})
 		}
 	}
-	return err
+	return recorded, err
 }
 
 func (s *stackScraper) scrapeBtrfs(ctx context.Context, sc *scrape, mounts mountsByDevice) error {
@@ -143,7 +157,7 @@ func (s *stackScraper) scrapeBtrfs(ctx context.Context, sc *scrape, mounts mount
 	// A filesystem's mount point, from whichever of its devices mountinfo names.
 	mountOf := map[string]string{}
 	for _, d := range devs {
-		if m, ok := mounts[d.Device]; ok && d.Device != "" {
+		if m, ok := mounts[d.Device]; ok && d.Device != "" && m.FSType == "btrfs" {
 			mountOf[d.FSID] = m.MountPoint
 		}
 	}

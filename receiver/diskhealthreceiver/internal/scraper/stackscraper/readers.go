@@ -46,6 +46,10 @@ type readers struct {
 	btrfs   btrfsSource
 	// mountinfo returns the host's mount table (the filesystem source's: <root_path>/proc/1/mountinfo).
 	mountinfo func() ([]byte, error)
+	// statMount stats a mount point (as mountinfo names it, below root_path) within the part's
+	// deadline and returns the major:minor of the filesystem found there ("" where not known): a
+	// shut-down xfs answers with EIO. nil: not probed.
+	statMount func(ctx context.Context, mountPoint string) (string, error)
 }
 
 func newReaders(c *Config) readers {
@@ -69,6 +73,11 @@ func newReaders(c *Config) readers {
 		r.mountinfo = func() ([]byte, error) {
 			b, _, err := fsusage.ReadHostMountInfo(root)
 			return b, err
+		}
+		guard := &bounded.Guard{}
+		r.statMount = func(ctx context.Context, mountPoint string) (string, error) {
+			p := filepath.Join(root, mountPoint)
+			return bounded.Do(ctx, guard, p, c.Timeout, func() (string, error) { return statDev(p) })
 		}
 	}
 	return r

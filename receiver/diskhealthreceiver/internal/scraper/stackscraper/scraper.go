@@ -44,6 +44,8 @@ type stackScraper struct {
 	// nvme keeps each NVMe namespace's best live paths; nvmeOmitted the subsystems last left past the cap.
 	nvme        *nvmesubsys.Tracker
 	nvmeOmitted int
+	// fsStates is each mounted filesystem's last error state, by fsStateKey.
+	fsStates map[string]fsErrorState
 	// status is each part's last read status, so a lasting one (permission_denied) is logged once.
 	status map[metadata.AttributeStackPart]metadata.AttributeStackReadStatus
 	// source is where the parts this source cannot read are said (disk_health.source.status).

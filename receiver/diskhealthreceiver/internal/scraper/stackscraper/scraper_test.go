@@ -545,6 +545,9 @@ func TestGoldenErrors(t *testing.T) {
 	assert.InDelta(t, 1, ro, 0)
 	ro, _ = point(t, md, "disk_health.filesystem.read_only_after_errors", map[string]string{"system.device": "sdb1"})
 	assert.InDelta(t, 0, ro, 0)
+	// The same in the error state set: sdb1's ro is its administrator's (its mount is ro), no error state.
+	assert.Equal(t, map[string]string{"dm-0": "ok", "sda1": "read_only_after_errors", "sdb1": "ok", "loop0": "ok"}, fsStates(t, md))
+	assert.Equal(t, []string{"sda1 read_only_after_errors<- WARN"}, fsEvents(t, rig, ""))
 	// The SCSI counters stay off the board: ioerr_cnt counts pass-through commands that completed with
 	// CHECK CONDITION (every ATA command sent with CK_COND), so a polled healthy disk would turn degraded.
 	// The filesystem's errors are on it.
@@ -607,7 +610,8 @@ func TestEventsDocumented(t *testing.T) {
 	doc, err := os.ReadFile("documentation.md")
 	require.NoError(t, err)
 	for _, name := range []string{emit.EventStateChange, emit.EventNewSign, "hw.state", "disk_health.previous_state", "disk_health.rule", "event.name",
-		EventNVMePathsLost, EventNVMePathsRestored, "disk_health.nvme.controller.name", "disk_health.nvme.controller.address", "disk_health.nvme.transport", "hw.parent"} {
+		EventNVMePathsLost, EventNVMePathsRestored, "disk_health.nvme.controller.name", "disk_health.nvme.controller.address", "disk_health.nvme.transport", "hw.parent",
+		EventFilesystemErrorStateChange, "disk_health.filesystem.error_state", "system.device", "system.filesystem.mountpoint", "system.filesystem.type"} {
 		assert.Contains(t, string(doc), "`"+name+"`", name)
 	}
 }

@@ -26,6 +26,26 @@ func (ms *DiskHealthFilesystemDeviceErrorsMetricConfig) Unmarshal(parser *confma
 	return nil
 }
 
+// DiskHealthFilesystemErrorStatusMetricConfig provides config for the disk_health.filesystem.error_status metric.
+type DiskHealthFilesystemErrorStatusMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthFilesystemErrorStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // DiskHealthFilesystemErrorsMetricConfig provides config for the disk_health.filesystem.errors metric.
 type DiskHealthFilesystemErrorsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -629,6 +649,7 @@ func (ms *HwStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
 // MetricsConfig provides config for stack metrics.
 type MetricsConfig struct {
 	DiskHealthFilesystemDeviceErrors         DiskHealthFilesystemDeviceErrorsMetricConfig         `mapstructure:"disk_health.filesystem.device.errors"`
+	DiskHealthFilesystemErrorStatus          DiskHealthFilesystemErrorStatusMetricConfig          `mapstructure:"disk_health.filesystem.error_status"`
 	DiskHealthFilesystemErrors               DiskHealthFilesystemErrorsMetricConfig               `mapstructure:"disk_health.filesystem.errors"`
 	DiskHealthFilesystemLastErrorTime        DiskHealthFilesystemLastErrorTimeMetricConfig        `mapstructure:"disk_health.filesystem.last_error.time"`
 	DiskHealthFilesystemReadOnlyAfterErrors  DiskHealthFilesystemReadOnlyAfterErrorsMetricConfig  `mapstructure:"disk_health.filesystem.read_only_after_errors"`
@@ -664,6 +685,9 @@ type MetricsConfig struct {
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
 		DiskHealthFilesystemDeviceErrors: DiskHealthFilesystemDeviceErrorsMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthFilesystemErrorStatus: DiskHealthFilesystemErrorStatusMetricConfig{
 			Enabled: true,
 		},
 		DiskHealthFilesystemErrors: DiskHealthFilesystemErrorsMetricConfig{

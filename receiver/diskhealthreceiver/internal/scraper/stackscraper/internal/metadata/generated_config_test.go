@@ -29,6 +29,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					DiskHealthFilesystemDeviceErrors: DiskHealthFilesystemDeviceErrorsMetricConfig{
 						Enabled: true,
 					},
+					DiskHealthFilesystemErrorStatus: DiskHealthFilesystemErrorStatusMetricConfig{
+						Enabled: true,
+					},
 					DiskHealthFilesystemErrors: DiskHealthFilesystemErrorsMetricConfig{
 						Enabled: true,
 					},
@@ -129,6 +132,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					DiskHealthFilesystemDeviceErrors: DiskHealthFilesystemDeviceErrorsMetricConfig{
 						Enabled: false,
 					},
+					DiskHealthFilesystemErrorStatus: DiskHealthFilesystemErrorStatusMetricConfig{
+						Enabled: false,
+					},
 					DiskHealthFilesystemErrors: DiskHealthFilesystemErrorsMetricConfig{
 						Enabled: false,
 					},
@@ -226,7 +232,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthFilesystemDeviceErrorsMetricConfig{}, DiskHealthFilesystemErrorsMetricConfig{}, DiskHealthFilesystemLastErrorTimeMetricConfig{}, DiskHealthFilesystemReadOnlyAfterErrorsMetricConfig{}, DiskHealthLogicalDiskMdArrayStateMetricConfig{}, DiskHealthLogicalDiskMdDegradedMetricConfig{}, DiskHealthLogicalDiskMdMemberStateMetricConfig{}, DiskHealthLogicalDiskMdMismatchesMetricConfig{}, DiskHealthLogicalDiskMdRaidDisksMetricConfig{}, DiskHealthLogicalDiskMdSyncProgressMetricConfig{}, DiskHealthLogicalDiskMdSyncRemainingTimeMetricConfig{}, DiskHealthLogicalDiskMdSyncSpeedMetricConfig{}, DiskHealthLogicalDiskMdSyncActionMetricConfig{}, DiskHealthLogicalDiskMetadataLimitMetricConfig{}, DiskHealthLogicalDiskMetadataUsageMetricConfig{}, DiskHealthLogicalDiskMetadataUtilizationMetricConfig{}, DiskHealthLogicalDiskMultipathPathsMetricConfig{}, DiskHealthLogicalDiskThinPoolModeMetricConfig{}, DiskHealthLogicalDiskThinPoolNeedsCheckMetricConfig{}, DiskHealthNvmeNamespacePathsLiveMetricConfig{}, DiskHealthNvmeNamespacePathsLiveMaxMetricConfig{}, DiskHealthNvmeNamespacePathsOptimizedMetricConfig{}, DiskHealthNvmeSubsystemPathsMetricConfig{}, DiskHealthNvmeSubsystemsOmittedMetricConfig{}, DiskHealthPhysicalDiskScsiCommandsMetricConfig{}, DiskHealthStackReadStatusMetricConfig{}, HwErrorsMetricConfig{}, HwLogicalDiskLimitMetricConfig{}, HwLogicalDiskUsageMetricConfig{}, HwLogicalDiskUtilizationMetricConfig{}, HwStatusMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthFilesystemDeviceErrorsMetricConfig{}, DiskHealthFilesystemErrorStatusMetricConfig{}, DiskHealthFilesystemErrorsMetricConfig{}, DiskHealthFilesystemLastErrorTimeMetricConfig{}, DiskHealthFilesystemReadOnlyAfterErrorsMetricConfig{}, DiskHealthLogicalDiskMdArrayStateMetricConfig{}, DiskHealthLogicalDiskMdDegradedMetricConfig{}, DiskHealthLogicalDiskMdMemberStateMetricConfig{}, DiskHealthLogicalDiskMdMismatchesMetricConfig{}, DiskHealthLogicalDiskMdRaidDisksMetricConfig{}, DiskHealthLogicalDiskMdSyncProgressMetricConfig{}, DiskHealthLogicalDiskMdSyncRemainingTimeMetricConfig{}, DiskHealthLogicalDiskMdSyncSpeedMetricConfig{}, DiskHealthLogicalDiskMdSyncActionMetricConfig{}, DiskHealthLogicalDiskMetadataLimitMetricConfig{}, DiskHealthLogicalDiskMetadataUsageMetricConfig{}, DiskHealthLogicalDiskMetadataUtilizationMetricConfig{}, DiskHealthLogicalDiskMultipathPathsMetricConfig{}, DiskHealthLogicalDiskThinPoolModeMetricConfig{}, DiskHealthLogicalDiskThinPoolNeedsCheckMetricConfig{}, DiskHealthNvmeNamespacePathsLiveMetricConfig{}, DiskHealthNvmeNamespacePathsLiveMaxMetricConfig{}, DiskHealthNvmeNamespacePathsOptimizedMetricConfig{}, DiskHealthNvmeSubsystemPathsMetricConfig{}, DiskHealthNvmeSubsystemsOmittedMetricConfig{}, DiskHealthPhysicalDiskScsiCommandsMetricConfig{}, DiskHealthStackReadStatusMetricConfig{}, HwErrorsMetricConfig{}, HwLogicalDiskLimitMetricConfig{}, HwLogicalDiskUsageMetricConfig{}, HwLogicalDiskUtilizationMetricConfig{}, HwStatusMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}

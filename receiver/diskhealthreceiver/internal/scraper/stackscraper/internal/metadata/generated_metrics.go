@@ -18,6 +18,36 @@ const (
 	AggregationStrategyMax = "max"
 )
 
+// AttributeDiskHealthFilesystemErrorState specifies the value disk_health.filesystem.error_state attribute.
+type AttributeDiskHealthFilesystemErrorState int
+
+const (
+	_ AttributeDiskHealthFilesystemErrorState = iota
+	AttributeDiskHealthFilesystemErrorStateOk
+	AttributeDiskHealthFilesystemErrorStateReadOnlyAfterErrors
+	AttributeDiskHealthFilesystemErrorStateShutdown
+)
+
+// String returns the string representation of the AttributeDiskHealthFilesystemErrorState.
+func (av AttributeDiskHealthFilesystemErrorState) String() string {
+	switch av {
+	case AttributeDiskHealthFilesystemErrorStateOk:
+		return "ok"
+	case AttributeDiskHealthFilesystemErrorStateReadOnlyAfterErrors:
+		return "read_only_after_errors"
+	case AttributeDiskHealthFilesystemErrorStateShutdown:
+		return "shutdown"
+	}
+	return ""
+}
+
+// MapAttributeDiskHealthFilesystemErrorState is a helper map of string to AttributeDiskHealthFilesystemErrorState attribute value.
+var MapAttributeDiskHealthFilesystemErrorState = map[string]AttributeDiskHealthFilesystemErrorState{
+	"ok":                     AttributeDiskHealthFilesystemErrorStateOk,
+	"read_only_after_errors": AttributeDiskHealthFilesystemErrorStateReadOnlyAfterErrors,
+	"shutdown":               AttributeDiskHealthFilesystemErrorStateShutdown,
+}
+
 // AttributeDiskHealthMdMemberState specifies the value disk_health.md.member_state attribute.
 type AttributeDiskHealthMdMemberState int
 
@@ -535,6 +565,7 @@ const (
 	_ AttributeSystemFilesystemType = iota
 	AttributeSystemFilesystemTypeExt4
 	AttributeSystemFilesystemTypeBtrfs
+	AttributeSystemFilesystemTypeXfs
 )
 
 // String returns the string representation of the AttributeSystemFilesystemType.
@@ -544,6 +575,8 @@ func (av AttributeSystemFilesystemType) String() string {
 		return "ext4"
 	case AttributeSystemFilesystemTypeBtrfs:
 		return "btrfs"
+	case AttributeSystemFilesystemTypeXfs:
+		return "xfs"
 	}
 	return ""
 }
@@ -552,6 +585,7 @@ func (av AttributeSystemFilesystemType) String() string {
 var MapAttributeSystemFilesystemType = map[string]AttributeSystemFilesystemType{
 	"ext4":  AttributeSystemFilesystemTypeExt4,
 	"btrfs": AttributeSystemFilesystemTypeBtrfs,
+	"xfs":   AttributeSystemFilesystemTypeXfs,
 }
 
 // AttributeThinPoolMode specifies the value thin_pool.mode attribute.
@@ -596,6 +630,10 @@ var MetricsInfo = metricsInfo{
 	DiskHealthFilesystemDeviceErrors: metricInfo{
 		Name:       "disk_health.filesystem.device.errors",
 		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "error.type"},
+	},
+	DiskHealthFilesystemErrorStatus: metricInfo{
+		Name:       "disk_health.filesystem.error_status",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "disk_health.filesystem.error_state"},
 	},
 	DiskHealthFilesystemErrors: metricInfo{
 		Name:       "disk_health.filesystem.errors",
@@ -720,6 +758,7 @@ var MetricsInfo = metricsInfo{
 
 type metricsInfo struct {
 	DiskHealthFilesystemDeviceErrors         metricInfo
+	DiskHealthFilesystemErrorStatus          metricInfo
 	DiskHealthFilesystemErrors               metricInfo
 	DiskHealthFilesystemLastErrorTime        metricInfo
 	DiskHealthFilesystemReadOnlyAfterErrors  metricInfo
@@ -828,6 +867,63 @@ func (m *metricDiskHealthFilesystemDeviceErrors) emit(metrics pmetric.MetricSlic
 
 func newMetricDiskHealthFilesystemDeviceErrors(cfg DiskHealthFilesystemDeviceErrorsMetricConfig) metricDiskHealthFilesystemDeviceErrors {
 	m := metricDiskHealthFilesystemDeviceErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthFilesystemErrorStatus struct {
+	data     pmetric.Metric                              // data buffer for generated metric.
+	config   DiskHealthFilesystemErrorStatusMetricConfig // metric config provided by user.
+	capacity int                                         // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.filesystem.error_status metric with initial data.
+func (m *metricDiskHealthFilesystemErrorStatus) init() {
+	m.data.SetName("disk_health.filesystem.error_status")
+	m.data.SetDescription("Each mounted ext4, btrfs and xfs filesystem's error state, 1 for the current one and 0 for the others (a state set over disk_health.filesystem.error_state). Stack. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthFilesystemErrorStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, diskHealthFilesystemErrorStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	dp.Attributes().PutStr("disk_health.filesystem.error_state", diskHealthFilesystemErrorStateAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthFilesystemErrorStatus) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthFilesystemErrorStatus) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthFilesystemErrorStatus(cfg DiskHealthFilesystemErrorStatusMetricConfig) metricDiskHealthFilesystemErrorStatus {
+	m := metricDiskHealthFilesystemErrorStatus{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -2540,6 +2636,7 @@ type MetricsBuilder struct {
 	metricsBuffer                                  pmetric.Metrics      // accumulates metrics data before emitting.
 	buildInfo                                      component.BuildInfo  // contains version information.
 	metricDiskHealthFilesystemDeviceErrors         metricDiskHealthFilesystemDeviceErrors
+	metricDiskHealthFilesystemErrorStatus          metricDiskHealthFilesystemErrorStatus
 	metricDiskHealthFilesystemErrors               metricDiskHealthFilesystemErrors
 	metricDiskHealthFilesystemLastErrorTime        metricDiskHealthFilesystemLastErrorTime
 	metricDiskHealthFilesystemReadOnlyAfterErrors  metricDiskHealthFilesystemReadOnlyAfterErrors
@@ -2591,13 +2688,14 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                                  mbc,
-		startTime:                               pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                           pmetric.NewMetrics(),
-		buildInfo:                               settings.BuildInfo,
-		metricDiskHealthFilesystemDeviceErrors:  newMetricDiskHealthFilesystemDeviceErrors(mbc.Metrics.DiskHealthFilesystemDeviceErrors),
-		metricDiskHealthFilesystemErrors:        newMetricDiskHealthFilesystemErrors(mbc.Metrics.DiskHealthFilesystemErrors),
-		metricDiskHealthFilesystemLastErrorTime: newMetricDiskHealthFilesystemLastErrorTime(mbc.Metrics.DiskHealthFilesystemLastErrorTime),
+		config:                                         mbc,
+		startTime:                                      pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                                  pmetric.NewMetrics(),
+		buildInfo:                                      settings.BuildInfo,
+		metricDiskHealthFilesystemDeviceErrors:         newMetricDiskHealthFilesystemDeviceErrors(mbc.Metrics.DiskHealthFilesystemDeviceErrors),
+		metricDiskHealthFilesystemErrorStatus:          newMetricDiskHealthFilesystemErrorStatus(mbc.Metrics.DiskHealthFilesystemErrorStatus),
+		metricDiskHealthFilesystemErrors:               newMetricDiskHealthFilesystemErrors(mbc.Metrics.DiskHealthFilesystemErrors),
+		metricDiskHealthFilesystemLastErrorTime:        newMetricDiskHealthFilesystemLastErrorTime(mbc.Metrics.DiskHealthFilesystemLastErrorTime),
 		metricDiskHealthFilesystemReadOnlyAfterErrors:  newMetricDiskHealthFilesystemReadOnlyAfterErrors(mbc.Metrics.DiskHealthFilesystemReadOnlyAfterErrors),
 		metricDiskHealthLogicalDiskMdArrayState:        newMetricDiskHealthLogicalDiskMdArrayState(mbc.Metrics.DiskHealthLogicalDiskMdArrayState),
 		metricDiskHealthLogicalDiskMdDegraded:          newMetricDiskHealthLogicalDiskMdDegraded(mbc.Metrics.DiskHealthLogicalDiskMdDegraded),
@@ -2693,6 +2791,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
 	mb.metricDiskHealthFilesystemDeviceErrors.emit(ils.Metrics())
+	mb.metricDiskHealthFilesystemErrorStatus.emit(ils.Metrics())
 	mb.metricDiskHealthFilesystemErrors.emit(ils.Metrics())
 	mb.metricDiskHealthFilesystemLastErrorTime.emit(ils.Metrics())
 	mb.metricDiskHealthFilesystemReadOnlyAfterErrors.emit(ils.Metrics())
@@ -2747,6 +2846,11 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 // RecordDiskHealthFilesystemDeviceErrorsDataPoint adds a data point to disk_health.filesystem.device.errors metric.
 func (mb *MetricsBuilder) RecordDiskHealthFilesystemDeviceErrorsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue AttributeSystemFilesystemType, errorTypeAttributeValue string) {
 	mb.metricDiskHealthFilesystemDeviceErrors.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue.String(), errorTypeAttributeValue)
+}
+
+// RecordDiskHealthFilesystemErrorStatusDataPoint adds a data point to disk_health.filesystem.error_status metric.
+func (mb *MetricsBuilder) RecordDiskHealthFilesystemErrorStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue AttributeSystemFilesystemType, diskHealthFilesystemErrorStateAttributeValue AttributeDiskHealthFilesystemErrorState) {
+	mb.metricDiskHealthFilesystemErrorStatus.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue.String(), diskHealthFilesystemErrorStateAttributeValue.String())
 }
 
 // RecordDiskHealthFilesystemErrorsDataPoint adds a data point to disk_health.filesystem.errors metric.

@@ -62,6 +62,9 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordDiskHealthFilesystemDeviceErrorsDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", AttributeSystemFilesystemTypeExt4, "error.type-val")
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordDiskHealthFilesystemErrorStatusDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", AttributeSystemFilesystemTypeExt4, AttributeDiskHealthFilesystemErrorStateOk)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordDiskHealthFilesystemErrorsDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", AttributeSystemFilesystemTypeExt4)
 			defaultMetricsCount++
 			allMetricsCount++
@@ -205,6 +208,32 @@ func TestMetricsBuilder(t *testing.T) {
 					errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
 					assert.True(t, ok)
 					assert.Equal(t, "error.type-val", errorTypeAttrVal.Str())
+				case "disk_health.filesystem.error_status":
+					assert.False(t, validatedMetrics["disk_health.filesystem.error_status"], "Found a duplicate in the metrics slice: disk_health.filesystem.error_status")
+					validatedMetrics["disk_health.filesystem.error_status"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Each mounted ext4, btrfs and xfs filesystem's error state, 1 for the current one and 0 for the others (a state set over disk_health.filesystem.error_state). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+					assert.True(t, ok)
+					assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+					assert.True(t, ok)
+					assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+					systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+					assert.True(t, ok)
+					assert.Equal(t, "ext4", systemFilesystemTypeAttrVal.Str())
+					diskHealthFilesystemErrorStateAttrVal, ok := dp.Attributes().Get("disk_health.filesystem.error_state")
+					assert.True(t, ok)
+					assert.Equal(t, "ok", diskHealthFilesystemErrorStateAttrVal.Str())
 				case "disk_health.filesystem.errors":
 					assert.False(t, validatedMetrics["disk_health.filesystem.errors"], "Found a duplicate in the metrics slice: disk_health.filesystem.errors")
 					validatedMetrics["disk_health.filesystem.errors"] = true
