@@ -13,8 +13,8 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
 )
 
-// recorder records one disk's points at one time, each carrying the disk's identity (hw.id, hw.name,
-// hw.type) as the semantic conventions for hardware metrics require: a backend that drops resource
+// recorder records one disk's points at one time, each carrying the disk's identity (hw.id, hw.name, and
+// hw.type where the semantic conventions give the metric one) as they require for hardware metrics: a backend that drops resource
 // attributes (Datadog's OTLP ingest by default) still keeps every disk's series apart.
 type recorder struct {
 	mb       *metadata.MetricsBuilder
@@ -36,7 +36,7 @@ func recordValues(r *recorder, snap *device.Snapshot, verdict *health.Verdict) {
 	temp := &tempRecorder{recorder: r}
 	if a := snap.ATA; a != nil {
 		if a.Identity != nil && a.Identity.Capacity() > 0 {
-			r.mb.RecordHwPhysicalDiskSizeDataPoint(r.ts, clampInt(a.Identity.Capacity()), r.id, r.name, physicalDisk)
+			r.mb.RecordHwPhysicalDiskSizeDataPoint(r.ts, clampInt(a.Identity.Capacity()), r.id, r.name)
 		}
 		recordATA(r, a, temp)
 	}
@@ -45,7 +45,7 @@ func recordValues(r *recorder, snap *device.Snapshot, verdict *health.Verdict) {
 	}
 	if sc := snap.SCSI; sc != nil {
 		if sc.Capacity != nil {
-			r.mb.RecordHwPhysicalDiskSizeDataPoint(r.ts, clampInt(sc.Capacity.Bytes()), r.id, r.name, physicalDisk)
+			r.mb.RecordHwPhysicalDiskSizeDataPoint(r.ts, clampInt(sc.Capacity.Bytes()), r.id, r.name)
 		}
 		if t := sc.Temperature; t != nil {
 			if t.HasCurrent {
@@ -76,16 +76,29 @@ func recordValues(r *recorder, snap *device.Snapshot, verdict *health.Verdict) {
 	}
 }
 
-// tempRecorder records a disk's temperature and each limit once, from the first source that has it.
+// tempRecorder records a disk's temperature and each limit once, from the first source that has it, as
+// the semantic conventions model a temperature: on a sensor component of its own (hw.id
+// "<disk hw.id>/temperature/composite", hw.sensor_location composite) whose hw.parent is the disk. Every
+// source reads the same sensor, the drive's overall (NVMe: composite) temperature, so its identity does
+// not change with the source that answered.
 type tempRecorder struct {
 	*recorder
 	hasTemp bool
 	limits  [2]bool // high.degraded, high.critical
 }
 
+// sensorLocation is hw.sensor_location of the one temperature sensor a disk reports.
+const sensorLocation = "composite"
+
+// sensorID is the temperature sensor's hw.id, derived from its disk's.
+func (r *tempRecorder) sensorID() string { return r.id + "/temperature/" + sensorLocation }
+
+// sensorName is the temperature sensor's hw.name: its disk's name and its location.
+func (r *tempRecorder) sensorName() string { return r.name + " " + sensorLocation }
+
 func (r *tempRecorder) current(c float64) {
 	if !r.hasTemp {
-		r.mb.RecordHwTemperatureDataPoint(r.ts, c, r.id, r.name, physicalDisk)
+		r.mb.RecordHwTemperatureDataPoint(r.ts, c, r.sensorID(), r.sensorName(), r.id, metadata.AttributeHwSensorLocationComposite)
 		r.hasTemp = true
 	}
 }
@@ -96,7 +109,7 @@ func (r *tempRecorder) limit(c float64, t metadata.AttributeHwLimitType) {
 		i = 1
 	}
 	if !r.limits[i] {
-		r.mb.RecordHwTemperatureLimitDataPoint(r.ts, c, r.id, r.name, physicalDisk, t)
+		r.mb.RecordHwTemperatureLimitDataPoint(r.ts, c, r.sensorID(), r.sensorName(), r.id, metadata.AttributeHwSensorLocationComposite, t)
 		r.limits[i] = true
 	}
 }
@@ -125,7 +138,7 @@ func recordATA(r *recorder, a *device.ATAData, temp *tempRecorder) {
 	for i := range a.Attributes {
 		at := &a.Attributes[i]
 		name, id := at.Name, int64(at.ID)
-		r.mb.RecordHwPhysicalDiskSmartDataPoint(r.ts, at.Raw.Value, r.id, r.name, physicalDisk, name, id)
+		r.mb.RecordHwPhysicalDiskSmartDataPoint(r.ts, at.Raw.Value, r.id, r.name, name, id)
 		r.mb.RecordDiskHealthPhysicalDiskSmartNormalizedDataPoint(r.ts, int64(at.Value), r.id, r.name, physicalDisk, name, id)
 		r.mb.RecordDiskHealthPhysicalDiskSmartWorstDataPoint(r.ts, int64(at.Worst), r.id, r.name, physicalDisk, name, id)
 		if at.HasThreshold {
@@ -159,11 +172,11 @@ func recordATA(r *recorder, a *device.ATAData, temp *tempRecorder) {
 		r.mb.RecordHwErrorsDataPoint(r.ts, int64(a.ErrorLog.ErrorCount), r.id, r.name, physicalDisk, metadata.AttributeErrorTypeErrorLogEntry)
 	}
 	if pu, ok := a.Stats.Get(ata.StatPercentageUsed); ok {
-		r.mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(r.ts, remaining(pu), r.id, r.name, physicalDisk, metadata.AttributeHwPhysicalDiskStateRemaining)
+		r.mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(r.ts, remaining(pu), r.id, r.name, metadata.AttributeHwPhysicalDiskStateRemaining)
 	} else if left, _, ok := a.Attributes.LifeLeft(); ok {
 		// No device statistic: the attribute the drive database names as
 		// life left (a Phison SSD's 231, a Crucial's 202), normalized 0-100.
-		r.mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(r.ts, float64(left)/100, r.id, r.name, physicalDisk, metadata.AttributeHwPhysicalDiskStateRemaining)
+		r.mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(r.ts, float64(left)/100, r.id, r.name, metadata.AttributeHwPhysicalDiskStateRemaining)
 	}
 	if a.Identity != nil {
 		size := uint64(max(a.Identity.LogicalSectorSize, 512))
@@ -200,7 +213,7 @@ func recordNVMe(r *recorder, n *device.NVMeData, temp *tempRecorder) {
 			}
 		}
 		if size > 0 {
-			r.mb.RecordHwPhysicalDiskSizeDataPoint(r.ts, size, r.id, r.name, physicalDisk)
+			r.mb.RecordHwPhysicalDiskSizeDataPoint(r.ts, size, r.id, r.name)
 		}
 		if w, ok := c.WarningTemp.Celsius(); ok {
 			temp.limit(float64(w), metadata.AttributeHwLimitTypeHighDegraded)
@@ -222,7 +235,7 @@ func recordNVMe(r *recorder, n *device.NVMeData, temp *tempRecorder) {
 	}
 	r.mb.RecordDiskHealthPhysicalDiskSpareAvailableDataPoint(r.ts, float64(l.AvailableSpare)/100, r.id, r.name, physicalDisk)
 	r.mb.RecordDiskHealthPhysicalDiskSpareThresholdDataPoint(r.ts, float64(l.SpareThreshold)/100, r.id, r.name, physicalDisk)
-	r.mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(r.ts, remaining(uint64(l.PercentageUsed)), r.id, r.name, physicalDisk, metadata.AttributeHwPhysicalDiskStateRemaining)
+	r.mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(r.ts, remaining(uint64(l.PercentageUsed)), r.id, r.name, metadata.AttributeHwPhysicalDiskStateRemaining)
 	r.mb.RecordDiskHealthPhysicalDiskPowerOnTimeDataPoint(r.ts, min(u128(l.PowerOnHours), math.MaxInt64/3600)*3600, r.id, r.name, physicalDisk)
 	r.mb.RecordDiskHealthPhysicalDiskPowerCyclesDataPoint(r.ts, u128(l.PowerCycles), r.id, r.name, physicalDisk)
 	r.mb.RecordDiskHealthPhysicalDiskUnsafeShutdownsDataPoint(r.ts, u128(l.UnsafeShutdowns), r.id, r.name, physicalDisk)

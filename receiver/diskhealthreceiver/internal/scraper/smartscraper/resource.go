@@ -49,6 +49,7 @@ func (s *smartScraper) resource(d device.Disk, snap *device.Snapshot, last *devi
 	emit.SetIfNotEmpty(rb.SetHwSerialNumber, serial)
 	emit.SetIfNotEmpty(rb.SetHwFirmwareVersion, firmware)
 	emit.SetIfNotEmpty(rb.SetDiskHealthDiskWwn, d.Identity.WWN)
+	emit.SetIfNotEmpty(rb.SetHwVendor, vendor(snap))
 	rot := d.Identity.Rotational
 	if d.Protocol == device.ProtocolNVMe {
 		rot = 0
@@ -70,4 +71,14 @@ func (s *smartScraper) resource(d device.Disk, snap *device.Snapshot, last *devi
 		rb.SetHwPhysicalDiskTypeHDD()
 	}
 	return rb.Emit()
+}
+
+// vendor is hw.vendor where the drive reports one: a SCSI disk's INQUIRY vendor identification, unless a
+// SCSI/ATA translation put "ATA" there. ATA IDENTIFY DEVICE has no vendor field and NVMe reports a PCI
+// vendor ID with no table here to name it, so neither has one: a vendor is never guessed from a model.
+func vendor(snap *device.Snapshot) string {
+	if snap == nil || snap.SCSI == nil || snap.SCSI.Inquiry == nil || snap.SCSI.Inquiry.ATA() {
+		return ""
+	}
+	return snap.SCSI.Inquiry.Vendor // 8 bytes, cleaned to printable ASCII by scsi.ParseInquiry
 }

@@ -76,7 +76,7 @@ func (s *stackScraper) recordThinPool(sc *scrape, d *dm.Device, t *dm.Target) er
 		level := "thin-pool"
 		block := tb.DataBlockBytes()
 		total, used := st.TotalDataBlocks*block, st.UsedDataBlocks*block
-		s.mb.RecordHwLogicalDiskLimitDataPoint(ts, clampInt(total), id, name, lt, level)
+		s.mb.RecordHwLogicalDiskLimitDataPoint(ts, clampInt(total), id, name, level)
 		s.recordUsage(sc, id, name, level, used, total)
 		mtotal, mused := st.TotalMetadataBlocks*dm.MetadataBlockBytes, st.UsedMetadataBlocks*dm.MetadataBlockBytes
 		s.mb.RecordDiskHealthLogicalDiskMetadataLimitDataPoint(ts, clampInt(mtotal), id, name, lt)
@@ -96,14 +96,13 @@ func (s *stackScraper) recordThinPool(sc *scrape, d *dm.Device, t *dm.Target) er
 
 // recordUsage records used and free bytes and shares of a logical disk of total bytes.
 func (s *stackScraper) recordUsage(sc *scrape, id, name, level string, used, total uint64) {
-	lt := metadata.AttributeHwTypeLogicalDisk
 	used = min(used, total)
-	s.mb.RecordHwLogicalDiskUsageDataPoint(sc.ts, clampInt(used), id, name, lt, level, metadata.AttributeHwLogicalDiskStateUsed)
-	s.mb.RecordHwLogicalDiskUsageDataPoint(sc.ts, clampInt(total-used), id, name, lt, level, metadata.AttributeHwLogicalDiskStateFree)
+	s.mb.RecordHwLogicalDiskUsageDataPoint(sc.ts, clampInt(used), id, name, level, metadata.AttributeHwLogicalDiskStateUsed)
+	s.mb.RecordHwLogicalDiskUsageDataPoint(sc.ts, clampInt(total-used), id, name, level, metadata.AttributeHwLogicalDiskStateFree)
 	if total > 0 {
 		r := float64(used) / float64(total)
-		s.mb.RecordHwLogicalDiskUtilizationDataPoint(sc.ts, r, id, name, lt, level, metadata.AttributeHwLogicalDiskStateUsed)
-		s.mb.RecordHwLogicalDiskUtilizationDataPoint(sc.ts, 1-r, id, name, lt, level, metadata.AttributeHwLogicalDiskStateFree)
+		s.mb.RecordHwLogicalDiskUtilizationDataPoint(sc.ts, r, id, name, level, metadata.AttributeHwLogicalDiskStateUsed)
+		s.mb.RecordHwLogicalDiskUtilizationDataPoint(sc.ts, 1-r, id, name, level, metadata.AttributeHwLogicalDiskStateFree)
 	}
 }
 
@@ -114,7 +113,7 @@ func (s *stackScraper) recordThin(sc *scrape, d *dm.Device, t *dm.Target) error 
 	}
 	id, name, level := dmID(d), d.Name, "thin"
 	size := t.Length * dm.SectorBytes
-	s.mb.RecordHwLogicalDiskLimitDataPoint(sc.ts, clampInt(size), id, name, metadata.AttributeHwTypeLogicalDisk, level)
+	s.mb.RecordHwLogicalDiskLimitDataPoint(sc.ts, clampInt(size), id, name, level)
 	if !st.Fail && !st.Inactive && !st.Error {
 		s.recordUsage(sc, id, name, level, st.MappedBytes(), size)
 	}
@@ -128,7 +127,7 @@ func (s *stackScraper) recordMultipath(sc *scrape, d *dm.Device, t *dm.Target) e
 	}
 	id, name, lt, level := dmID(d), d.Name, metadata.AttributeHwTypeLogicalDisk, "multipath"
 	total, active, failed := st.Counts()
-	s.mb.RecordHwLogicalDiskLimitDataPoint(sc.ts, clampInt(t.Length*dm.SectorBytes), id, name, lt, level)
+	s.mb.RecordHwLogicalDiskLimitDataPoint(sc.ts, clampInt(t.Length*dm.SectorBytes), id, name, level)
 	s.mb.RecordDiskHealthLogicalDiskMultipathPathsDataPoint(sc.ts, int64(active), id, name, lt, metadata.AttributeMultipathPathStateActive)
 	s.mb.RecordDiskHealthLogicalDiskMultipathPathsDataPoint(sc.ts, int64(failed), id, name, lt, metadata.AttributeMultipathPathStateFailed)
 	s.judge(sc, id, level, "multipath map "+name, health.LogicalDisk{Kind: health.KindMultipath, Name: name, PathsTotal: total, PathsActive: active})

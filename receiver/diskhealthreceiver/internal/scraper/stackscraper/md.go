@@ -55,10 +55,26 @@ func (s *stackScraper) scrapeMD(ctx context.Context, sc *scrape) error {
 	return errors.Join(errs...)
 }
 
+// memberID is the hw.id and hw.type of an md member as a component. A member on a physical disk (the
+// disk, or a partition of it) is that disk: diskID, its hw.id, as the I/O and SMART sources give it. A
+// member the kernel builds on other devices (device-mapper, md, loop: virtual) is a logical disk; one
+// whose disk sysfs does not show (no identity to read) is still a physical disk. Both get hw.id
+// "<array hw.id>/<member>". Two partitions of one disk in one array share the disk's hw.id and stay apart
+// by their hw.name, the member's block device.
+func memberID(array, member, diskID string, virtual bool) (string, metadata.AttributeHwType) {
+	switch {
+	case diskID != "":
+		return diskID, metadata.AttributeHwTypePhysicalDisk
+	case virtual:
+		return array + "/" + member, metadata.AttributeHwTypeLogicalDisk
+	}
+	return array + "/" + member, metadata.AttributeHwTypePhysicalDisk
+}
+
 func (s *stackScraper) recordArray(sc *scrape, a *mdraid.Array) {
 	id, name, lt := mdID(a), a.Name, metadata.AttributeHwTypeLogicalDisk
 	ts := sc.ts
-	s.mb.RecordHwLogicalDiskLimitDataPoint(ts, clampInt(a.SizeBytes), id, name, lt, a.Level)
+	s.mb.RecordHwLogicalDiskLimitDataPoint(ts, clampInt(a.SizeBytes), id, name, a.Level)
 	st, known := metadata.MapAttributeMdArrayState[a.State]
 	for _, v := range metadata.MapAttributeMdArrayState {
 		s.mb.RecordDiskHealthLogicalDiskMdArrayStateDataPoint(ts, boolInt(known && v == st), id, name, lt, v)
@@ -84,15 +100,20 @@ func (s *stackScraper) recordArray(sc *scrape, a *mdraid.Array) {
 	var faulty []string
 	for _, m := range a.Members {
 		parent, disk := s.ids.of(m.Name)
-		opts := []metadata.MetricAttributeOption{metadata.WithMdMemberMetricAttribute(m.Name)}
+		var opts []metadata.MetricAttributeOption
 		if parent != "" {
 			opts = append(opts, metadata.WithHwParentMetricAttribute(parent))
 		}
 		for _, ms := range memberStates {
-			s.mb.RecordDiskHealthLogicalDiskMdMemberStateDataPoint(ts, boolInt(m.Flags&ms.flag != 0), id, name, lt, ms.attr, opts...)
+			s.mb.RecordDiskHealthLogicalDiskMdMemberStateDataPoint(ts, boolInt(m.Flags&ms.flag != 0), id, name, lt, m.Name, ms.attr, opts...)
 		}
+		// A member's errors are the member's, as the semantic conventions' hardware model has it: the member
+		// is the component (its physical disk's hw.id, its block device's name), the array its parent.
+		mid, mtype := memberID(id, m.Name, parent, parent == "" && s.ids.virtual(m.Name))
 		v, start := s.series.u64("md/"+id+"/"+name+"/"+m.Name, m.CorrectedReadErrors, sc.at)
-		s.withStart(start, func() { s.mb.RecordHwErrorsDataPoint(ts, clampInt(v), id, name, lt, "corrected_read", opts...) })
+		s.withStart(start, func() {
+			s.mb.RecordHwErrorsDataPoint(ts, clampInt(v), mid, m.Name, mtype, "corrected_read", metadata.WithHwParentMetricAttribute(id))
+		})
 		if disk != "" {
 			sc.post(parent, signs.Counter{Kind: signs.KernelIOErrors, Subject: fmt.Sprintf("md corrected read errors of %s in %s", m.Name, a.Name), Value: m.CorrectedReadErrors})
 		}

@@ -129,6 +129,20 @@ func (c *diskIDs) of(name string) (id, disk string) {
 	return e.id, e.disk
 }
 
+// virtual says whether name is a block device the kernel builds on others, a logical disk of its own:
+// sysfs gives a device-mapper device a dm/ directory, an md array md/, a loop device loop/.
+func (c *diskIDs) virtual(name string) bool {
+	if name == "" || strings.ContainsAny(name, "/\x00") {
+		return false
+	}
+	for _, d := range []string{"dm", "md", "loop"} {
+		if fi, err := fs.Stat(c.sys, "class/block/"+name+"/"+d); err == nil && fi.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *diskIDs) identity(name, dev string) (blockdev.Identity, bool) {
 	maj, minor, ok := parseDev(dev)
 	if !ok {

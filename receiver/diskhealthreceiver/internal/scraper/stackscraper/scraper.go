@@ -201,12 +201,23 @@ func sourceReason(st metadata.AttributeStackReadStatus, err error) emit.Reason {
 // hasCapability is emit.HasCapability; tests replace it.
 var hasCapability = emit.HasCapability
 
+// hwStates are the states hw.status takes for a logical disk: the semantic conventions allow ok, degraded
+// and failed (predicted_failure is a physical disk's; see logicalState).
 var hwStates = []struct {
 	attr  metadata.AttributeHwState
 	state health.State
 }{
 	{metadata.AttributeHwStateOk, health.OK}, {metadata.AttributeHwStateDegraded, health.Degraded},
-	{metadata.AttributeHwStatePredictedFailure, health.PredictedFailure}, {metadata.AttributeHwStateFailed, health.Failed},
+	{metadata.AttributeHwStateFailed, health.Failed},
+}
+
+// logicalState is the hw.state of a logical disk's verdict: a predicted failure, which the semantic
+// conventions allow a physical disk only, is reported as degraded (no logical-disk rule predicts one today).
+func logicalState(st health.State) health.State {
+	if st == health.PredictedFailure {
+		return health.Degraded
+	}
+	return st
 }
 
 // judge evaluates a logical disk, records its hw.status and buffers its events.
@@ -214,8 +225,9 @@ func (s *stackScraper) judge(sc *scrape, id, level, label string, d health.Logic
 	sc.seen[id] = true
 	v, h := health.EvaluateLogical(s.history[id], d)
 	s.history[id] = h
+	state := logicalState(v.State)
 	for _, st := range hwStates {
-		s.mb.RecordHwStatusDataPoint(sc.ts, boolInt(st.state == v.State), id, d.Name, metadata.AttributeHwTypeLogicalDisk, st.attr)
+		s.mb.RecordHwStatusDataPoint(sc.ts, boolInt(st.state == state), id, d.Name, metadata.AttributeHwTypeLogicalDisk, st.attr)
 	}
 	if len(v.Events) == 0 {
 		return

@@ -238,7 +238,11 @@ func TestMemberFailureEvent(t *testing.T) {
 	assert.Equal(t, "degraded", state(t, md, "md:4b0017ff-b491-a63d-9b97-1365c2243e05"), "the clean fixture's md0, by its uuid")
 	faulty, _ := point(t, md, "disk_health.logical_disk.md.member.state", map[string]string{"md.member": victim.name, "disk_health.md.member_state": "faulty"})
 	assert.InDelta(t, 1, faulty, 0)
-	errs, _ := point(t, md, "hw.errors", map[string]string{"md.member": victim.name, "error.type": "corrected_read"})
+	// The member's errors are the member's, as the semantic conventions' hardware model has it: the member
+	// (its physical disk's hw.id, its block device's name) is the component, the array its parent.
+	errs, ok := point(t, md, "hw.errors", map[string]string{"hw.id": victim.wwn, "hw.name": victim.name, "hw.type": "physical_disk",
+		"hw.parent": "md:4b0017ff-b491-a63d-9b97-1365c2243e05", "error.type": "corrected_read"})
+	require.True(t, ok, "a member's hw.errors point is the member's")
 	assert.InDelta(t, 3, errs, 0)
 
 	recs := records(rig.logs)

@@ -1641,7 +1641,6 @@ type HwPhysicalDiskEnduranceUtilizationMetricAttributeKey string
 const (
 	HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID                HwPhysicalDiskEnduranceUtilizationMetricAttributeKey = "hw.id"
 	HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName              HwPhysicalDiskEnduranceUtilizationMetricAttributeKey = "hw.name"
-	HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwType              HwPhysicalDiskEnduranceUtilizationMetricAttributeKey = "hw.type"
 	HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState HwPhysicalDiskEnduranceUtilizationMetricAttributeKey = "hw.physical_disk.state"
 )
 
@@ -1671,9 +1670,9 @@ func (ms *HwPhysicalDiskEnduranceUtilizationMetricConfig) Unmarshal(parser *conf
 func (ms *HwPhysicalDiskEnduranceUtilizationMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwType, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState:
+		case HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState:
 		default:
-			return fmt.Errorf("metric hw.physical_disk.endurance_utilization doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.state]", val)
+			return fmt.Errorf("metric hw.physical_disk.endurance_utilization doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.physical_disk.state]", val)
 		}
 	}
 
@@ -1692,7 +1691,6 @@ type HwPhysicalDiskSizeMetricAttributeKey string
 const (
 	HwPhysicalDiskSizeMetricAttributeKeyHwID   HwPhysicalDiskSizeMetricAttributeKey = "hw.id"
 	HwPhysicalDiskSizeMetricAttributeKeyHwName HwPhysicalDiskSizeMetricAttributeKey = "hw.name"
-	HwPhysicalDiskSizeMetricAttributeKeyHwType HwPhysicalDiskSizeMetricAttributeKey = "hw.type"
 )
 
 // HwPhysicalDiskSizeMetricConfig provides config for the hw.physical_disk.size metric.
@@ -1721,9 +1719,9 @@ func (ms *HwPhysicalDiskSizeMetricConfig) Unmarshal(parser *confmap.Conf) error 
 func (ms *HwPhysicalDiskSizeMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwPhysicalDiskSizeMetricAttributeKeyHwID, HwPhysicalDiskSizeMetricAttributeKeyHwName, HwPhysicalDiskSizeMetricAttributeKeyHwType:
+		case HwPhysicalDiskSizeMetricAttributeKeyHwID, HwPhysicalDiskSizeMetricAttributeKeyHwName:
 		default:
-			return fmt.Errorf("metric hw.physical_disk.size doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+			return fmt.Errorf("metric hw.physical_disk.size doesn't have an attribute %v, valid attributes: [hw.id, hw.name]", val)
 		}
 	}
 
@@ -1742,7 +1740,6 @@ type HwPhysicalDiskSmartMetricAttributeKey string
 const (
 	HwPhysicalDiskSmartMetricAttributeKeyHwID                         HwPhysicalDiskSmartMetricAttributeKey = "hw.id"
 	HwPhysicalDiskSmartMetricAttributeKeyHwName                       HwPhysicalDiskSmartMetricAttributeKey = "hw.name"
-	HwPhysicalDiskSmartMetricAttributeKeyHwType                       HwPhysicalDiskSmartMetricAttributeKey = "hw.type"
 	HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartMetricAttributeKey = "hw.physical_disk.smart_attribute"
 	HwPhysicalDiskSmartMetricAttributeKeyDiskHealthSmartAttributeID   HwPhysicalDiskSmartMetricAttributeKey = "disk_health.smart.attribute.id"
 )
@@ -1773,9 +1770,9 @@ func (ms *HwPhysicalDiskSmartMetricConfig) Unmarshal(parser *confmap.Conf) error
 func (ms *HwPhysicalDiskSmartMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeyDiskHealthSmartAttributeID:
+		case HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeyDiskHealthSmartAttributeID:
 		default:
-			return fmt.Errorf("metric hw.physical_disk.smart doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, disk_health.smart.attribute.id]", val)
+			return fmt.Errorf("metric hw.physical_disk.smart doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.physical_disk.smart_attribute, disk_health.smart.attribute.id]", val)
 		}
 	}
 
@@ -1843,9 +1840,10 @@ func (ms *HwStatusMetricConfig) Validate() error {
 type HwTemperatureMetricAttributeKey string
 
 const (
-	HwTemperatureMetricAttributeKeyHwID   HwTemperatureMetricAttributeKey = "hw.id"
-	HwTemperatureMetricAttributeKeyHwName HwTemperatureMetricAttributeKey = "hw.name"
-	HwTemperatureMetricAttributeKeyHwType HwTemperatureMetricAttributeKey = "hw.type"
+	HwTemperatureMetricAttributeKeyHwID             HwTemperatureMetricAttributeKey = "hw.id"
+	HwTemperatureMetricAttributeKeyHwName           HwTemperatureMetricAttributeKey = "hw.name"
+	HwTemperatureMetricAttributeKeyHwParent         HwTemperatureMetricAttributeKey = "hw.parent"
+	HwTemperatureMetricAttributeKeyHwSensorLocation HwTemperatureMetricAttributeKey = "hw.sensor_location"
 )
 
 // HwTemperatureMetricConfig provides config for the hw.temperature metric.
@@ -1874,9 +1872,9 @@ func (ms *HwTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *HwTemperatureMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwName, HwTemperatureMetricAttributeKeyHwType:
+		case HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwName, HwTemperatureMetricAttributeKeyHwParent, HwTemperatureMetricAttributeKeyHwSensorLocation:
 		default:
-			return fmt.Errorf("metric hw.temperature doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+			return fmt.Errorf("metric hw.temperature doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.parent, hw.sensor_location]", val)
 		}
 	}
 
@@ -1893,10 +1891,11 @@ func (ms *HwTemperatureMetricConfig) Validate() error {
 type HwTemperatureLimitMetricAttributeKey string
 
 const (
-	HwTemperatureLimitMetricAttributeKeyHwID        HwTemperatureLimitMetricAttributeKey = "hw.id"
-	HwTemperatureLimitMetricAttributeKeyHwName      HwTemperatureLimitMetricAttributeKey = "hw.name"
-	HwTemperatureLimitMetricAttributeKeyHwType      HwTemperatureLimitMetricAttributeKey = "hw.type"
-	HwTemperatureLimitMetricAttributeKeyHwLimitType HwTemperatureLimitMetricAttributeKey = "hw.limit_type"
+	HwTemperatureLimitMetricAttributeKeyHwID             HwTemperatureLimitMetricAttributeKey = "hw.id"
+	HwTemperatureLimitMetricAttributeKeyHwName           HwTemperatureLimitMetricAttributeKey = "hw.name"
+	HwTemperatureLimitMetricAttributeKeyHwParent         HwTemperatureLimitMetricAttributeKey = "hw.parent"
+	HwTemperatureLimitMetricAttributeKeyHwSensorLocation HwTemperatureLimitMetricAttributeKey = "hw.sensor_location"
+	HwTemperatureLimitMetricAttributeKeyHwLimitType      HwTemperatureLimitMetricAttributeKey = "hw.limit_type"
 )
 
 // HwTemperatureLimitMetricConfig provides config for the hw.temperature.limit metric.
@@ -1925,9 +1924,9 @@ func (ms *HwTemperatureLimitMetricConfig) Unmarshal(parser *confmap.Conf) error 
 func (ms *HwTemperatureLimitMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwTemperatureLimitMetricAttributeKeyHwID, HwTemperatureLimitMetricAttributeKeyHwName, HwTemperatureLimitMetricAttributeKeyHwType, HwTemperatureLimitMetricAttributeKeyHwLimitType:
+		case HwTemperatureLimitMetricAttributeKeyHwID, HwTemperatureLimitMetricAttributeKeyHwName, HwTemperatureLimitMetricAttributeKeyHwParent, HwTemperatureLimitMetricAttributeKeyHwSensorLocation, HwTemperatureLimitMetricAttributeKeyHwLimitType:
 		default:
-			return fmt.Errorf("metric hw.temperature.limit doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.limit_type]", val)
+			return fmt.Errorf("metric hw.temperature.limit doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.parent, hw.sensor_location, hw.limit_type]", val)
 		}
 	}
 
@@ -2121,7 +2120,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		},
 		DiskHealthPhysicalDiskThrottlingEvents: DiskHealthPhysicalDiskThrottlingEventsMetricConfig{
 			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
+			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKey{DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwID, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwName, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwType},
 		},
 		DiskHealthPhysicalDiskUnsafeShutdowns: DiskHealthPhysicalDiskUnsafeShutdownsMetricConfig{
@@ -2147,17 +2146,17 @@ func DefaultMetricsConfig() MetricsConfig {
 		HwPhysicalDiskEnduranceUtilization: HwPhysicalDiskEnduranceUtilizationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwType, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
+			EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
 		},
 		HwPhysicalDiskSize: HwPhysicalDiskSizeMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwPhysicalDiskSizeMetricAttributeKey{HwPhysicalDiskSizeMetricAttributeKeyHwID, HwPhysicalDiskSizeMetricAttributeKeyHwName, HwPhysicalDiskSizeMetricAttributeKeyHwType},
+			EnabledAttributes:   []HwPhysicalDiskSizeMetricAttributeKey{HwPhysicalDiskSizeMetricAttributeKeyHwID, HwPhysicalDiskSizeMetricAttributeKeyHwName},
 		},
 		HwPhysicalDiskSmart: HwPhysicalDiskSmartMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeyDiskHealthSmartAttributeID},
+			EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeyDiskHealthSmartAttributeID},
 		},
 		HwStatus: HwStatusMetricConfig{
 			Enabled:             true,
@@ -2167,12 +2166,12 @@ func DefaultMetricsConfig() MetricsConfig {
 		HwTemperature: HwTemperatureMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwName, HwTemperatureMetricAttributeKeyHwType},
+			EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwName, HwTemperatureMetricAttributeKeyHwParent, HwTemperatureMetricAttributeKeyHwSensorLocation},
 		},
 		HwTemperatureLimit: HwTemperatureLimitMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwID, HwTemperatureLimitMetricAttributeKeyHwName, HwTemperatureLimitMetricAttributeKeyHwType, HwTemperatureLimitMetricAttributeKeyHwLimitType},
+			EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwID, HwTemperatureLimitMetricAttributeKeyHwName, HwTemperatureLimitMetricAttributeKeyHwParent, HwTemperatureLimitMetricAttributeKeyHwSensorLocation, HwTemperatureLimitMetricAttributeKeyHwLimitType},
 		},
 	}
 }
@@ -2215,6 +2214,7 @@ type ResourceAttributesConfig struct {
 	HwPhysicalDiskType         ResourceAttributeConfig `mapstructure:"hw.physical_disk.type"`
 	HwSerialNumber             ResourceAttributeConfig `mapstructure:"hw.serial_number"`
 	HwType                     ResourceAttributeConfig `mapstructure:"hw.type"`
+	HwVendor                   ResourceAttributeConfig `mapstructure:"hw.vendor"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
@@ -2247,6 +2247,9 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 			Enabled: true,
 		},
 		HwType: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwVendor: ResourceAttributeConfig{
 			Enabled: true,
 		},
 	}

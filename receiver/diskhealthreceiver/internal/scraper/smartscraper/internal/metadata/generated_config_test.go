@@ -163,7 +163,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 					DiskHealthPhysicalDiskThrottlingEvents: DiskHealthPhysicalDiskThrottlingEventsMetricConfig{
 						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
+						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKey{DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwID, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwName, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwType},
 					},
 					DiskHealthPhysicalDiskUnsafeShutdowns: DiskHealthPhysicalDiskUnsafeShutdownsMetricConfig{
@@ -189,17 +189,17 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwPhysicalDiskEnduranceUtilization: HwPhysicalDiskEnduranceUtilizationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwType, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
+						EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
 					},
 					HwPhysicalDiskSize: HwPhysicalDiskSizeMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskSizeMetricAttributeKey{HwPhysicalDiskSizeMetricAttributeKeyHwID, HwPhysicalDiskSizeMetricAttributeKeyHwName, HwPhysicalDiskSizeMetricAttributeKeyHwType},
+						EnabledAttributes:   []HwPhysicalDiskSizeMetricAttributeKey{HwPhysicalDiskSizeMetricAttributeKeyHwID, HwPhysicalDiskSizeMetricAttributeKeyHwName},
 					},
 					HwPhysicalDiskSmart: HwPhysicalDiskSmartMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeyDiskHealthSmartAttributeID},
+						EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeyDiskHealthSmartAttributeID},
 					},
 					HwStatus: HwStatusMetricConfig{
 						Enabled:             true,
@@ -209,12 +209,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwTemperature: HwTemperatureMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwName, HwTemperatureMetricAttributeKeyHwType},
+						EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwName, HwTemperatureMetricAttributeKeyHwParent, HwTemperatureMetricAttributeKeyHwSensorLocation},
 					},
 					HwTemperatureLimit: HwTemperatureLimitMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwID, HwTemperatureLimitMetricAttributeKeyHwName, HwTemperatureLimitMetricAttributeKeyHwType, HwTemperatureLimitMetricAttributeKeyHwLimitType},
+						EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwID, HwTemperatureLimitMetricAttributeKeyHwName, HwTemperatureLimitMetricAttributeKeyHwParent, HwTemperatureLimitMetricAttributeKeyHwSensorLocation, HwTemperatureLimitMetricAttributeKeyHwLimitType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -228,6 +228,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwPhysicalDiskType:         ResourceAttributeConfig{Enabled: true},
 					HwSerialNumber:             ResourceAttributeConfig{Enabled: true},
 					HwType:                     ResourceAttributeConfig{Enabled: true},
+					HwVendor:                   ResourceAttributeConfig{Enabled: true},
 				},
 			},
 		},
@@ -372,7 +373,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 					DiskHealthPhysicalDiskThrottlingEvents: DiskHealthPhysicalDiskThrottlingEventsMetricConfig{
 						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
+						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKey{DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwID, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwName, DiskHealthPhysicalDiskThrottlingEventsMetricAttributeKeyHwType},
 					},
 					DiskHealthPhysicalDiskUnsafeShutdowns: DiskHealthPhysicalDiskUnsafeShutdownsMetricConfig{
@@ -398,17 +399,17 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwPhysicalDiskEnduranceUtilization: HwPhysicalDiskEnduranceUtilizationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwType, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
+						EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
 					},
 					HwPhysicalDiskSize: HwPhysicalDiskSizeMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskSizeMetricAttributeKey{HwPhysicalDiskSizeMetricAttributeKeyHwID, HwPhysicalDiskSizeMetricAttributeKeyHwName, HwPhysicalDiskSizeMetricAttributeKeyHwType},
+						EnabledAttributes:   []HwPhysicalDiskSizeMetricAttributeKey{HwPhysicalDiskSizeMetricAttributeKeyHwID, HwPhysicalDiskSizeMetricAttributeKeyHwName},
 					},
 					HwPhysicalDiskSmart: HwPhysicalDiskSmartMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeyDiskHealthSmartAttributeID},
+						EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeyDiskHealthSmartAttributeID},
 					},
 					HwStatus: HwStatusMetricConfig{
 						Enabled:             false,
@@ -418,12 +419,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwTemperature: HwTemperatureMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwName, HwTemperatureMetricAttributeKeyHwType},
+						EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwName, HwTemperatureMetricAttributeKeyHwParent, HwTemperatureMetricAttributeKeyHwSensorLocation},
 					},
 					HwTemperatureLimit: HwTemperatureLimitMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwID, HwTemperatureLimitMetricAttributeKeyHwName, HwTemperatureLimitMetricAttributeKeyHwType, HwTemperatureLimitMetricAttributeKeyHwLimitType},
+						EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwID, HwTemperatureLimitMetricAttributeKeyHwName, HwTemperatureLimitMetricAttributeKeyHwParent, HwTemperatureLimitMetricAttributeKeyHwSensorLocation, HwTemperatureLimitMetricAttributeKeyHwLimitType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -437,6 +438,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwPhysicalDiskType:         ResourceAttributeConfig{Enabled: false},
 					HwSerialNumber:             ResourceAttributeConfig{Enabled: false},
 					HwType:                     ResourceAttributeConfig{Enabled: false},
+					HwVendor:                   ResourceAttributeConfig{Enabled: false},
 				},
 			},
 		},
@@ -838,7 +840,7 @@ func TestHwPhysicalDiskEnduranceUtilizationMetricsConfig_Validate(t *testing.T) 
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.endurance_utilization doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.state]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.endurance_utilization doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.physical_disk.state]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskEnduranceUtilization
 	cfg.AggregationStrategy = "invalid"
@@ -850,7 +852,7 @@ func TestHwPhysicalDiskSizeMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwPhysicalDiskSizeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.size doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.size doesn't have an attribute invalid, valid attributes: [hw.id, hw.name]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskSize
 	cfg.AggregationStrategy = "invalid"
@@ -862,7 +864,7 @@ func TestHwPhysicalDiskSmartMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwPhysicalDiskSmartMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, disk_health.smart.attribute.id]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.physical_disk.smart_attribute, disk_health.smart.attribute.id]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskSmart
 	cfg.AggregationStrategy = "invalid"
@@ -886,7 +888,7 @@ func TestHwTemperatureMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwTemperatureMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.temperature doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.temperature doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.parent, hw.sensor_location]")
 
 	cfg = DefaultMetricsConfig().HwTemperature
 	cfg.AggregationStrategy = "invalid"
@@ -898,7 +900,7 @@ func TestHwTemperatureLimitMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwTemperatureLimitMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.temperature.limit doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.limit_type]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.temperature.limit doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.parent, hw.sensor_location, hw.limit_type]")
 
 	cfg = DefaultMetricsConfig().HwTemperatureLimit
 	cfg.AggregationStrategy = "invalid"
@@ -937,6 +939,7 @@ func TestResourceAttributesConfig(t *testing.T) {
 				HwPhysicalDiskType:         ResourceAttributeConfig{Enabled: true},
 				HwSerialNumber:             ResourceAttributeConfig{Enabled: true},
 				HwType:                     ResourceAttributeConfig{Enabled: true},
+				HwVendor:                   ResourceAttributeConfig{Enabled: true},
 			},
 		},
 		{
@@ -952,6 +955,7 @@ func TestResourceAttributesConfig(t *testing.T) {
 				HwPhysicalDiskType:         ResourceAttributeConfig{Enabled: false},
 				HwSerialNumber:             ResourceAttributeConfig{Enabled: false},
 				HwType:                     ResourceAttributeConfig{Enabled: false},
+				HwVendor:                   ResourceAttributeConfig{Enabled: false},
 			},
 		},
 	}

@@ -296,6 +296,28 @@ var MapAttributeHwPhysicalDiskState = map[string]AttributeHwPhysicalDiskState{
 	"remaining": AttributeHwPhysicalDiskStateRemaining,
 }
 
+// AttributeHwSensorLocation specifies the value hw.sensor_location attribute.
+type AttributeHwSensorLocation int
+
+const (
+	_ AttributeHwSensorLocation = iota
+	AttributeHwSensorLocationComposite
+)
+
+// String returns the string representation of the AttributeHwSensorLocation.
+func (av AttributeHwSensorLocation) String() string {
+	switch av {
+	case AttributeHwSensorLocationComposite:
+		return "composite"
+	}
+	return ""
+}
+
+// MapAttributeHwSensorLocation is a helper map of string to AttributeHwSensorLocation attribute value.
+var MapAttributeHwSensorLocation = map[string]AttributeHwSensorLocation{
+	"composite": AttributeHwSensorLocationComposite,
+}
+
 // AttributeHwState specifies the value hw.state attribute.
 type AttributeHwState int
 
@@ -605,15 +627,15 @@ var MetricsInfo = metricsInfo{
 	},
 	HwPhysicalDiskEnduranceUtilization: metricInfo{
 		Name:       "hw.physical_disk.endurance_utilization",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.state"},
+		Attributes: []string{"hw.id", "hw.name", "hw.physical_disk.state"},
 	},
 	HwPhysicalDiskSize: metricInfo{
 		Name:       "hw.physical_disk.size",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+		Attributes: []string{"hw.id", "hw.name"},
 	},
 	HwPhysicalDiskSmart: metricInfo{
 		Name:       "hw.physical_disk.smart",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.smart_attribute", "disk_health.smart.attribute.id"},
+		Attributes: []string{"hw.id", "hw.name", "hw.physical_disk.smart_attribute", "disk_health.smart.attribute.id"},
 	},
 	HwStatus: metricInfo{
 		Name:       "hw.status",
@@ -621,11 +643,11 @@ var MetricsInfo = metricsInfo{
 	},
 	HwTemperature: metricInfo{
 		Name:       "hw.temperature",
-		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+		Attributes: []string{"hw.id", "hw.name", "hw.parent", "hw.sensor_location"},
 	},
 	HwTemperatureLimit: metricInfo{
 		Name:       "hw.temperature.limit",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.limit_type"},
+		Attributes: []string{"hw.id", "hw.name", "hw.parent", "hw.sensor_location", "hw.limit_type"},
 	},
 }
 
@@ -3353,10 +3375,12 @@ type metricDiskHealthPhysicalDiskThrottlingEvents struct {
 // init fills disk_health.physical_disk.throttling.events metric with initial data.
 func (m *metricDiskHealthPhysicalDiskThrottlingEvents) init() {
 	m.data.SetName("disk_health.physical_disk.throttling.events")
-	m.data.SetDescription("Thermal throttling events the drive counts (OCP C0h; an 8-bit count). SMART, OCP drives. Not in semantic conventions.")
+	m.data.SetDescription("Thermal throttling events the drive counts (OCP C0h), a count that only grows (a cumulative sum: a backend sees a reset as one); the field is 8 bits wide, so past 255 it starts again from 0, which reads as a reset. SMART, OCP drives. Not in semantic conventions.")
 	m.data.SetUnit("{event}")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
@@ -3379,7 +3403,7 @@ func (m *metricDiskHealthPhysicalDiskThrottlingEvents) recordDataPoint(start pco
 	}
 
 	var s string
-	dps := m.data.Gauge().DataPoints()
+	dps := m.data.Sum().DataPoints()
 	for i := 0; i < dps.Len(); i++ {
 		dpi := dps.At(i)
 		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
@@ -3409,17 +3433,17 @@ func (m *metricDiskHealthPhysicalDiskThrottlingEvents) recordDataPoint(start pco
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
 func (m *metricDiskHealthPhysicalDiskThrottlingEvents) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricDiskHealthPhysicalDiskThrottlingEvents) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
 			}
 		}
 		m.updateCapacity()
@@ -3842,7 +3866,7 @@ func (m *metricHwPhysicalDiskEnduranceUtilization) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskEnduranceUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskStateAttributeValue string) {
+func (m *metricHwPhysicalDiskEnduranceUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwPhysicalDiskStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -3855,9 +3879,6 @@ func (m *metricHwPhysicalDiskEnduranceUtilization) recordDataPoint(start pcommon
 	}
 	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName) {
 		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState) {
 		dp.Attributes().PutStr("hw.physical_disk.state", hwPhysicalDiskStateAttributeValue)
@@ -3942,7 +3963,7 @@ func (m *metricHwPhysicalDiskSize) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+func (m *metricHwPhysicalDiskSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -3955,9 +3976,6 @@ func (m *metricHwPhysicalDiskSize) recordDataPoint(start pcommon.Timestamp, ts p
 	}
 	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSizeMetricAttributeKeyHwName) {
 		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSizeMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 	}
 
 	var s string
@@ -4037,7 +4055,7 @@ func (m *metricHwPhysicalDiskSmart) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskSmart) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskSmartAttributeAttributeValue string, diskHealthSmartAttributeIDAttributeValue int64) {
+func (m *metricHwPhysicalDiskSmart) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwPhysicalDiskSmartAttributeAttributeValue string, diskHealthSmartAttributeIDAttributeValue int64) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4050,9 +4068,6 @@ func (m *metricHwPhysicalDiskSmart) recordDataPoint(start pcommon.Timestamp, ts 
 	}
 	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartMetricAttributeKeyHwName) {
 		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute) {
 		dp.Attributes().PutStr("hw.physical_disk.smart_attribute", hwPhysicalDiskSmartAttributeAttributeValue)
@@ -4231,14 +4246,14 @@ type metricHwTemperature struct {
 // init fills hw.temperature metric with initial data.
 func (m *metricHwTemperature) init() {
 	m.data.SetName("hw.temperature")
-	m.data.SetDescription("Disk temperature in °C (semantic conventions); NVMe composite, ATA attribute 194/190 or device statistics, SCSI log page 0Dh, or the hwmon sensor when SMART is refused. SMART.")
+	m.data.SetDescription("Disk temperature in °C (semantic conventions); NVMe composite, ATA attribute 194/190 or device statistics, SCSI log page 0Dh, or the hwmon sensor when SMART is refused. Reported as the semantic conventions model a temperature: a sensor component of its own (hw.id `<disk hw.id>/temperature/composite`, hw.sensor_location composite) whose hw.parent is the disk's hw.id. SMART.")
 	m.data.SetUnit("Cel")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+func (m *metricHwTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwParentAttributeValue string, hwSensorLocationAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4252,8 +4267,11 @@ func (m *metricHwTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommo
 	if slices.Contains(m.config.EnabledAttributes, HwTemperatureMetricAttributeKeyHwName) {
 		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, HwTemperatureMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, HwTemperatureMetricAttributeKeyHwParent) {
+		dp.Attributes().PutStr("hw.parent", hwParentAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwTemperatureMetricAttributeKeyHwSensorLocation) {
+		dp.Attributes().PutStr("hw.sensor_location", hwSensorLocationAttributeValue)
 	}
 
 	var s string
@@ -4326,14 +4344,14 @@ type metricHwTemperatureLimit struct {
 // init fills hw.temperature.limit metric with initial data.
 func (m *metricHwTemperatureLimit) init() {
 	m.data.SetName("hw.temperature.limit")
-	m.data.SetDescription("The disk's own temperature limits in °C (semantic conventions). SMART.")
+	m.data.SetDescription("The disk's own temperature limits in °C (semantic conventions), on its temperature sensor (hw.temperature's hw.id, hw.parent the disk). SMART.")
 	m.data.SetUnit("Cel")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwTemperatureLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwLimitTypeAttributeValue string) {
+func (m *metricHwTemperatureLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwParentAttributeValue string, hwSensorLocationAttributeValue string, hwLimitTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -4347,8 +4365,11 @@ func (m *metricHwTemperatureLimit) recordDataPoint(start pcommon.Timestamp, ts p
 	if slices.Contains(m.config.EnabledAttributes, HwTemperatureLimitMetricAttributeKeyHwName) {
 		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, HwTemperatureLimitMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, HwTemperatureLimitMetricAttributeKeyHwParent) {
+		dp.Attributes().PutStr("hw.parent", hwParentAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwTemperatureLimitMetricAttributeKeyHwSensorLocation) {
+		dp.Attributes().PutStr("hw.sensor_location", hwSensorLocationAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, HwTemperatureLimitMetricAttributeKeyHwLimitType) {
 		dp.Attributes().PutStr("hw.limit_type", hwLimitTypeAttributeValue)
@@ -4587,6 +4608,12 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, opti
 	}
 	if mbc.ResourceAttributes.HwType.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["hw.type"] = filter.CreateFilter(mbc.ResourceAttributes.HwType.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.HwVendor.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.vendor"] = filter.CreateFilter(mbc.ResourceAttributes.HwVendor.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwVendor.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.vendor"] = filter.CreateFilter(mbc.ResourceAttributes.HwVendor.MetricsExclude)
 	}
 
 	for _, op := range options {
@@ -4888,18 +4915,18 @@ func (mb *MetricsBuilder) RecordHwErrorsDataPoint(ts pcommon.Timestamp, val int6
 }
 
 // RecordHwPhysicalDiskEnduranceUtilizationDataPoint adds a data point to hw.physical_disk.endurance_utilization metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskStateAttributeValue AttributeHwPhysicalDiskState) {
-	mb.metricHwPhysicalDiskEnduranceUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskStateAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwPhysicalDiskStateAttributeValue AttributeHwPhysicalDiskState) {
+	mb.metricHwPhysicalDiskEnduranceUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwPhysicalDiskStateAttributeValue.String())
 }
 
 // RecordHwPhysicalDiskSizeDataPoint adds a data point to hw.physical_disk.size metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSizeDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwPhysicalDiskSize.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSizeDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string) {
+	mb.metricHwPhysicalDiskSize.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue)
 }
 
 // RecordHwPhysicalDiskSmartDataPoint adds a data point to hw.physical_disk.smart metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskSmartAttributeAttributeValue string, diskHealthSmartAttributeIDAttributeValue int64) {
-	mb.metricHwPhysicalDiskSmart.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskSmartAttributeAttributeValue, diskHealthSmartAttributeIDAttributeValue)
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwPhysicalDiskSmartAttributeAttributeValue string, diskHealthSmartAttributeIDAttributeValue int64) {
+	mb.metricHwPhysicalDiskSmart.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwPhysicalDiskSmartAttributeAttributeValue, diskHealthSmartAttributeIDAttributeValue)
 }
 
 // RecordHwStatusDataPoint adds a data point to hw.status metric.
@@ -4908,13 +4935,13 @@ func (mb *MetricsBuilder) RecordHwStatusDataPoint(ts pcommon.Timestamp, val int6
 }
 
 // RecordHwTemperatureDataPoint adds a data point to hw.temperature metric.
-func (mb *MetricsBuilder) RecordHwTemperatureDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
-	mb.metricHwTemperature.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwTemperatureDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwParentAttributeValue string, hwSensorLocationAttributeValue AttributeHwSensorLocation) {
+	mb.metricHwTemperature.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwParentAttributeValue, hwSensorLocationAttributeValue.String())
 }
 
 // RecordHwTemperatureLimitDataPoint adds a data point to hw.temperature.limit metric.
-func (mb *MetricsBuilder) RecordHwTemperatureLimitDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwLimitTypeAttributeValue AttributeHwLimitType) {
-	mb.metricHwTemperatureLimit.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwLimitTypeAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwTemperatureLimitDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwParentAttributeValue string, hwSensorLocationAttributeValue AttributeHwSensorLocation, hwLimitTypeAttributeValue AttributeHwLimitType) {
+	mb.metricHwTemperatureLimit.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwParentAttributeValue, hwSensorLocationAttributeValue.String(), hwLimitTypeAttributeValue.String())
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

@@ -307,21 +307,21 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskStateRemaining)
+			mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwPhysicalDiskStateRemaining)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskStateRemaining)
+				mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwPhysicalDiskStateRemaining)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPhysicalDiskSizeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			mb.RecordHwPhysicalDiskSizeDataPoint(ts, 1, "hw.id-val", "hw.name-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskSizeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+				mb.RecordHwPhysicalDiskSizeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPhysicalDiskSmartDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val", 30)
+			mb.RecordHwPhysicalDiskSmartDataPoint(ts, 1, "hw.id-val", "hw.name-val", "hw.physical_disk.smart_attribute-val", 30)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskSmartDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val-2", 31)
+				mb.RecordHwPhysicalDiskSmartDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", "hw.physical_disk.smart_attribute-val-2", 31)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -331,15 +331,15 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwTemperatureDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			mb.RecordHwTemperatureDataPoint(ts, 1, "hw.id-val", "hw.name-val", "hw.parent-val", AttributeHwSensorLocationComposite)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwTemperatureDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+				mb.RecordHwTemperatureDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", "hw.parent-val-2", AttributeHwSensorLocationComposite)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwTemperatureLimitDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeHwLimitTypeHighDegraded)
+			mb.RecordHwTemperatureLimitDataPoint(ts, 1, "hw.id-val", "hw.name-val", "hw.parent-val", AttributeHwSensorLocationComposite, AttributeHwLimitTypeHighDegraded)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwTemperatureLimitDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwLimitTypeHighCritical)
+				mb.RecordHwTemperatureLimitDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", "hw.parent-val-2", AttributeHwSensorLocationComposite, AttributeHwLimitTypeHighCritical)
 			}
 
 			rb := mb.NewResourceBuilder()
@@ -353,6 +353,7 @@ func TestMetricsBuilder(t *testing.T) {
 			rb.SetHwPhysicalDiskTypeHDD()
 			rb.SetHwSerialNumber("hw.serial_number-val")
 			rb.SetHwTypePhysicalDisk()
+			rb.SetHwVendor("hw.vendor-val")
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
@@ -1956,11 +1957,13 @@ func TestMetricsBuilder(t *testing.T) {
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["disk_health.physical_disk.throttling.events"], "Found a duplicate in the metrics slice: disk_health.physical_disk.throttling.events")
 						validatedMetrics["disk_health.physical_disk.throttling.events"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Thermal throttling events the drive counts (OCP C0h; an 8-bit count). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Thermal throttling events the drive counts (OCP C0h), a count that only grows (a cumulative sum: a backend sees a reset as one); the field is 8 bits wide, so past 255 it starts again from 0, which reads as a reset. SMART, OCP drives. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "{event}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -1977,11 +1980,13 @@ func TestMetricsBuilder(t *testing.T) {
 					} else {
 						assert.False(t, validatedMetrics["disk_health.physical_disk.throttling.events"], "Found a duplicate in the metrics slice: disk_health.physical_disk.throttling.events")
 						validatedMetrics["disk_health.physical_disk.throttling.events"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Thermal throttling events the drive counts (OCP C0h; an 8-bit count). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Thermal throttling events the drive counts (OCP C0h), a count that only grows (a cumulative sum: a backend sees a reset as one); the field is 8 bits wide, so past 255 it starts again from 0, which reads as a reset. SMART, OCP drives. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "{event}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
@@ -2234,9 +2239,6 @@ func TestMetricsBuilder(t *testing.T) {
 						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
 						assert.True(t, ok)
 						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
 						hwPhysicalDiskStateAttrVal, ok := dp.Attributes().Get("hw.physical_disk.state")
 						assert.True(t, ok)
 						assert.Equal(t, "remaining", hwPhysicalDiskStateAttrVal.Str())
@@ -2265,8 +2267,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("hw.name")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("hw.physical_disk.state")
 						assert.False(t, ok)
 					}
@@ -2291,9 +2291,6 @@ func TestMetricsBuilder(t *testing.T) {
 						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
 						assert.True(t, ok)
 						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["hw.physical_disk.size"], "Found a duplicate in the metrics slice: hw.physical_disk.size")
 						validatedMetrics["hw.physical_disk.size"] = true
@@ -2321,8 +2318,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("hw.name")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
 					}
 				case "hw.physical_disk.smart":
 					if tt.name != "reaggregate_set" {
@@ -2343,9 +2338,6 @@ func TestMetricsBuilder(t *testing.T) {
 						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
 						assert.True(t, ok)
 						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
 						hwPhysicalDiskSmartAttributeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
 						assert.True(t, ok)
 						assert.Equal(t, "hw.physical_disk.smart_attribute-val", hwPhysicalDiskSmartAttributeAttrVal.Str())
@@ -2376,8 +2368,6 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("hw.id")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("hw.physical_disk.smart_attribute")
 						assert.False(t, ok)
@@ -2449,7 +2439,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.temperature"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Disk temperature in °C (semantic conventions); NVMe composite, ATA attribute 194/190 or device statistics, SCSI log page 0Dh, or the hwmon sensor when SMART is refused. SMART.", mi.Description())
+						assert.Equal(t, "Disk temperature in °C (semantic conventions); NVMe composite, ATA attribute 194/190 or device statistics, SCSI log page 0Dh, or the hwmon sensor when SMART is refused. Reported as the semantic conventions model a temperature: a sensor component of its own (hw.id `<disk hw.id>/temperature/composite`, hw.sensor_location composite) whose hw.parent is the disk's hw.id. SMART.", mi.Description())
 						assert.Equal(t, "Cel", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -2462,15 +2452,18 @@ func TestMetricsBuilder(t *testing.T) {
 						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
 						assert.True(t, ok)
 						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
 						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+						hwSensorLocationAttrVal, ok := dp.Attributes().Get("hw.sensor_location")
+						assert.True(t, ok)
+						assert.Equal(t, "composite", hwSensorLocationAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["hw.temperature"], "Found a duplicate in the metrics slice: hw.temperature")
 						validatedMetrics["hw.temperature"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Disk temperature in °C (semantic conventions); NVMe composite, ATA attribute 194/190 or device statistics, SCSI log page 0Dh, or the hwmon sensor when SMART is refused. SMART.", mi.Description())
+						assert.Equal(t, "Disk temperature in °C (semantic conventions); NVMe composite, ATA attribute 194/190 or device statistics, SCSI log page 0Dh, or the hwmon sensor when SMART is refused. Reported as the semantic conventions model a temperature: a sensor component of its own (hw.id `<disk hw.id>/temperature/composite`, hw.sensor_location composite) whose hw.parent is the disk's hw.id. SMART.", mi.Description())
 						assert.Equal(t, "Cel", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -2490,7 +2483,9 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("hw.name")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
+						_, ok = dp.Attributes().Get("hw.parent")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.sensor_location")
 						assert.False(t, ok)
 					}
 				case "hw.temperature.limit":
@@ -2499,7 +2494,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.temperature.limit"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "The disk's own temperature limits in °C (semantic conventions). SMART.", mi.Description())
+						assert.Equal(t, "The disk's own temperature limits in °C (semantic conventions), on its temperature sensor (hw.temperature's hw.id, hw.parent the disk). SMART.", mi.Description())
 						assert.Equal(t, "Cel", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -2512,9 +2507,12 @@ func TestMetricsBuilder(t *testing.T) {
 						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
 						assert.True(t, ok)
 						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
 						assert.True(t, ok)
-						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+						hwSensorLocationAttrVal, ok := dp.Attributes().Get("hw.sensor_location")
+						assert.True(t, ok)
+						assert.Equal(t, "composite", hwSensorLocationAttrVal.Str())
 						hwLimitTypeAttrVal, ok := dp.Attributes().Get("hw.limit_type")
 						assert.True(t, ok)
 						assert.Equal(t, "high.degraded", hwLimitTypeAttrVal.Str())
@@ -2523,7 +2521,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.temperature.limit"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "The disk's own temperature limits in °C (semantic conventions). SMART.", mi.Description())
+						assert.Equal(t, "The disk's own temperature limits in °C (semantic conventions), on its temperature sensor (hw.temperature's hw.id, hw.parent the disk). SMART.", mi.Description())
 						assert.Equal(t, "Cel", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -2543,7 +2541,9 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("hw.name")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
+						_, ok = dp.Attributes().Get("hw.parent")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.sensor_location")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("hw.limit_type")
 						assert.False(t, ok)

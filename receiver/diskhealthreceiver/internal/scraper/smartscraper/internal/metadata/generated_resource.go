@@ -119,6 +119,13 @@ func (rb *ResourceBuilder) SetHwTypePhysicalDisk() {
 	}
 }
 
+// SetHwVendor sets provided value as "hw.vendor" attribute.
+func (rb *ResourceBuilder) SetHwVendor(val string) {
+	if rb.config.HwVendor.Enabled {
+		rb.res.Attributes().PutStr("hw.vendor", val)
+	}
+}
+
 // Emit returns the built resource and resets the internal builder state.
 func (rb *ResourceBuilder) Emit() pcommon.Resource {
 	r := rb.res

@@ -23,15 +23,16 @@ func TestResourceBuilder(t *testing.T) {
 			rb.SetHwPhysicalDiskTypeHDD()
 			rb.SetHwSerialNumber("hw.serial_number-val")
 			rb.SetHwTypePhysicalDisk()
+			rb.SetHwVendor("hw.vendor-val")
 
 			res := rb.Emit()
 			assert.Equal(t, 0, rb.Emit().Attributes().Len()) // Second call should return empty Resource
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 10, res.Attributes().Len())
+				assert.Equal(t, 11, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 10, res.Attributes().Len())
+				assert.Equal(t, 11, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
@@ -87,6 +88,11 @@ func TestResourceBuilder(t *testing.T) {
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+			}
+			hwVendorAttrVal, ok := res.Attributes().Get("hw.vendor")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.vendor-val", hwVendorAttrVal.Str())
 			}
 		})
 	}

@@ -273,7 +273,6 @@ const (
 	_ AttributeHwState = iota
 	AttributeHwStateOk
 	AttributeHwStateDegraded
-	AttributeHwStatePredictedFailure
 	AttributeHwStateFailed
 )
 
@@ -284,8 +283,6 @@ func (av AttributeHwState) String() string {
 		return "ok"
 	case AttributeHwStateDegraded:
 		return "degraded"
-	case AttributeHwStatePredictedFailure:
-		return "predicted_failure"
 	case AttributeHwStateFailed:
 		return "failed"
 	}
@@ -294,10 +291,9 @@ func (av AttributeHwState) String() string {
 
 // MapAttributeHwState is a helper map of string to AttributeHwState attribute value.
 var MapAttributeHwState = map[string]AttributeHwState{
-	"ok":                AttributeHwStateOk,
-	"degraded":          AttributeHwStateDegraded,
-	"predicted_failure": AttributeHwStatePredictedFailure,
-	"failed":            AttributeHwStateFailed,
+	"ok":       AttributeHwStateOk,
+	"degraded": AttributeHwStateDegraded,
+	"failed":   AttributeHwStateFailed,
 }
 
 // AttributeHwType specifies the value hw.type attribute.
@@ -736,19 +732,19 @@ var MetricsInfo = metricsInfo{
 	},
 	HwErrors: metricInfo{
 		Name:       "hw.errors",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "error.type", "md.member", "hw.parent"},
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "error.type", "hw.parent"},
 	},
 	HwLogicalDiskLimit: metricInfo{
 		Name:       "hw.logical_disk.limit",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.logical_disk.raid_level"},
+		Attributes: []string{"hw.id", "hw.name", "hw.logical_disk.raid_level"},
 	},
 	HwLogicalDiskUsage: metricInfo{
 		Name:       "hw.logical_disk.usage",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.logical_disk.raid_level", "hw.logical_disk.state"},
+		Attributes: []string{"hw.id", "hw.name", "hw.logical_disk.raid_level", "hw.logical_disk.state"},
 	},
 	HwLogicalDiskUtilization: metricInfo{
 		Name:       "hw.logical_disk.utilization",
-		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.logical_disk.raid_level", "hw.logical_disk.state"},
+		Attributes: []string{"hw.id", "hw.name", "hw.logical_disk.raid_level", "hw.logical_disk.state"},
 	},
 	HwStatus: metricInfo{
 		Name:       "hw.status",
@@ -809,12 +805,6 @@ func (maof metricAttributeOptionFunc) apply(dp pmetric.NumberDataPoint) {
 func WithHwParentMetricAttribute(hwParentAttributeValue string) MetricAttributeOption {
 	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
 		dp.Attributes().PutStr("hw.parent", hwParentAttributeValue)
-	})
-}
-
-func WithMdMemberMetricAttribute(mdMemberAttributeValue string) MetricAttributeOption {
-	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
-		dp.Attributes().PutStr("md.member", mdMemberAttributeValue)
 	})
 }
 
@@ -1226,7 +1216,7 @@ func (m *metricDiskHealthLogicalDiskMdMemberState) init() {
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricDiskHealthLogicalDiskMdMemberState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskHealthMdMemberStateAttributeValue string, options ...MetricAttributeOption) {
+func (m *metricDiskHealthLogicalDiskMdMemberState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdMemberAttributeValue string, diskHealthMdMemberStateAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1237,6 +1227,7 @@ func (m *metricDiskHealthLogicalDiskMdMemberState) recordDataPoint(start pcommon
 	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
 	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
 	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("md.member", mdMemberAttributeValue)
 	dp.Attributes().PutStr("disk_health.md.member_state", diskHealthMdMemberStateAttributeValue)
 	for _, op := range options {
 		op.apply(dp)
@@ -2348,7 +2339,7 @@ type metricHwErrors struct {
 // init fills hw.errors metric with initial data.
 func (m *metricHwErrors) init() {
 	m.data.SetName("hw.errors")
-	m.data.SetDescription("Errors counted since boot (SCSI) or over the array's life (md members), by error.type (semantic conventions). Stack - SCSI ioerr_cnt/iotmo_cnt per physical disk (every command the midlayer completed with a non-zero status or timed out, pass-through included: not I/O errors alone; 32-bit, read as wrapping); md members' corrected read errors per array member (md.member, hw.parent).")
+	m.data.SetDescription("Errors counted since boot (SCSI) or over the array's life (md members), by error.type (semantic conventions). Stack - SCSI ioerr_cnt/iotmo_cnt per physical disk (every command the midlayer completed with a non-zero status or timed out, pass-through included: not I/O errors alone; 32-bit, read as wrapping); md members' corrected read errors per array member, the member as the component as the semantic conventions' hardware model has it: hw.id the physical disk the member lives on (hw.type physical_disk; for a member on no physical disk, a loop or device-mapper device, `<array hw.id>/<member>` and hw.type logical_disk), hw.name the member's block device (sdb1), hw.parent the array's hw.id.")
 	m.data.SetUnit("{error}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -2416,7 +2407,7 @@ func (m *metricHwLogicalDiskLimit) init() {
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricHwLogicalDiskLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwLogicalDiskRaidLevelAttributeValue string) {
+func (m *metricHwLogicalDiskLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwLogicalDiskRaidLevelAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -2426,7 +2417,6 @@ func (m *metricHwLogicalDiskLimit) recordDataPoint(start pcommon.Timestamp, ts p
 	dp.SetIntValue(val)
 	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
 	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 	dp.Attributes().PutStr("hw.logical_disk.raid_level", hwLogicalDiskRaidLevelAttributeValue)
 }
 
@@ -2473,7 +2463,7 @@ func (m *metricHwLogicalDiskUsage) init() {
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricHwLogicalDiskUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwLogicalDiskRaidLevelAttributeValue string, hwLogicalDiskStateAttributeValue string) {
+func (m *metricHwLogicalDiskUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwLogicalDiskRaidLevelAttributeValue string, hwLogicalDiskStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -2483,7 +2473,6 @@ func (m *metricHwLogicalDiskUsage) recordDataPoint(start pcommon.Timestamp, ts p
 	dp.SetIntValue(val)
 	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
 	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 	dp.Attributes().PutStr("hw.logical_disk.raid_level", hwLogicalDiskRaidLevelAttributeValue)
 	dp.Attributes().PutStr("hw.logical_disk.state", hwLogicalDiskStateAttributeValue)
 }
@@ -2529,7 +2518,7 @@ func (m *metricHwLogicalDiskUtilization) init() {
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricHwLogicalDiskUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwLogicalDiskRaidLevelAttributeValue string, hwLogicalDiskStateAttributeValue string) {
+func (m *metricHwLogicalDiskUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwLogicalDiskRaidLevelAttributeValue string, hwLogicalDiskStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -2539,7 +2528,6 @@ func (m *metricHwLogicalDiskUtilization) recordDataPoint(start pcommon.Timestamp
 	dp.SetDoubleValue(val)
 	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
 	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 	dp.Attributes().PutStr("hw.logical_disk.raid_level", hwLogicalDiskRaidLevelAttributeValue)
 	dp.Attributes().PutStr("hw.logical_disk.state", hwLogicalDiskStateAttributeValue)
 }
@@ -2879,8 +2867,8 @@ func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskMdDegradedDataPoint(ts pcom
 }
 
 // RecordDiskHealthLogicalDiskMdMemberStateDataPoint adds a data point to disk_health.logical_disk.md.member.state metric.
-func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskMdMemberStateDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskHealthMdMemberStateAttributeValue AttributeDiskHealthMdMemberState, options ...MetricAttributeOption) {
-	mb.metricDiskHealthLogicalDiskMdMemberState.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskHealthMdMemberStateAttributeValue.String(), options...)
+func (mb *MetricsBuilder) RecordDiskHealthLogicalDiskMdMemberStateDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, mdMemberAttributeValue string, diskHealthMdMemberStateAttributeValue AttributeDiskHealthMdMemberState, options ...MetricAttributeOption) {
+	mb.metricDiskHealthLogicalDiskMdMemberState.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), mdMemberAttributeValue, diskHealthMdMemberStateAttributeValue.String(), options...)
 }
 
 // RecordDiskHealthLogicalDiskMdMismatchesDataPoint adds a data point to disk_health.logical_disk.md.mismatches metric.
@@ -2984,18 +2972,18 @@ func (mb *MetricsBuilder) RecordHwErrorsDataPoint(ts pcommon.Timestamp, val int6
 }
 
 // RecordHwLogicalDiskLimitDataPoint adds a data point to hw.logical_disk.limit metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskLimitDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwLogicalDiskRaidLevelAttributeValue string) {
-	mb.metricHwLogicalDiskLimit.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwLogicalDiskRaidLevelAttributeValue)
+func (mb *MetricsBuilder) RecordHwLogicalDiskLimitDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwLogicalDiskRaidLevelAttributeValue string) {
+	mb.metricHwLogicalDiskLimit.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwLogicalDiskRaidLevelAttributeValue)
 }
 
 // RecordHwLogicalDiskUsageDataPoint adds a data point to hw.logical_disk.usage metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskUsageDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwLogicalDiskRaidLevelAttributeValue string, hwLogicalDiskStateAttributeValue AttributeHwLogicalDiskState) {
-	mb.metricHwLogicalDiskUsage.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwLogicalDiskRaidLevelAttributeValue, hwLogicalDiskStateAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwLogicalDiskUsageDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwLogicalDiskRaidLevelAttributeValue string, hwLogicalDiskStateAttributeValue AttributeHwLogicalDiskState) {
+	mb.metricHwLogicalDiskUsage.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwLogicalDiskRaidLevelAttributeValue, hwLogicalDiskStateAttributeValue.String())
 }
 
 // RecordHwLogicalDiskUtilizationDataPoint adds a data point to hw.logical_disk.utilization metric.
-func (mb *MetricsBuilder) RecordHwLogicalDiskUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwLogicalDiskRaidLevelAttributeValue string, hwLogicalDiskStateAttributeValue AttributeHwLogicalDiskState) {
-	mb.metricHwLogicalDiskUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwLogicalDiskRaidLevelAttributeValue, hwLogicalDiskStateAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwLogicalDiskUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwLogicalDiskRaidLevelAttributeValue string, hwLogicalDiskStateAttributeValue AttributeHwLogicalDiskState) {
+	mb.metricHwLogicalDiskUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwLogicalDiskRaidLevelAttributeValue, hwLogicalDiskStateAttributeValue.String())
 }
 
 // RecordHwStatusDataPoint adds a data point to hw.status metric.

@@ -80,7 +80,7 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordDiskHealthLogicalDiskMdDegradedDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordDiskHealthLogicalDiskMdMemberStateDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, AttributeDiskHealthMdMemberStateInSync, WithMdMemberMetricAttribute("md.member-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			mb.RecordDiskHealthLogicalDiskMdMemberStateDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, "md.member-val", AttributeDiskHealthMdMemberStateInSync, WithHwParentMetricAttribute("hw.parent-val"))
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordDiskHealthLogicalDiskMdMismatchesDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController)
@@ -140,16 +140,16 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordDiskHealthStackReadStatusDataPoint(ts, 1, AttributeStackPartMd, AttributeStackReadStatusOk)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwErrorsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, "error.type-val", WithMdMemberMetricAttribute("md.member-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			mb.RecordHwErrorsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, "error.type-val", WithHwParentMetricAttribute("hw.parent-val"))
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskLimitDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, "hw.logical_disk.raid_level-val")
+			mb.RecordHwLogicalDiskLimitDataPoint(ts, 1, "hw.id-val", "hw.name-val", "hw.logical_disk.raid_level-val")
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskUsageDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, "hw.logical_disk.raid_level-val", AttributeHwLogicalDiskStateUsed)
+			mb.RecordHwLogicalDiskUsageDataPoint(ts, 1, "hw.id-val", "hw.name-val", "hw.logical_disk.raid_level-val", AttributeHwLogicalDiskStateUsed)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskUtilizationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, "hw.logical_disk.raid_level-val", AttributeHwLogicalDiskStateUsed)
+			mb.RecordHwLogicalDiskUtilizationDataPoint(ts, 1, "hw.id-val", "hw.name-val", "hw.logical_disk.raid_level-val", AttributeHwLogicalDiskStateUsed)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwStatusDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, AttributeHwStateOk)
@@ -845,7 +845,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["hw.errors"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Errors counted since boot (SCSI) or over the array's life (md members), by error.type (semantic conventions). Stack - SCSI ioerr_cnt/iotmo_cnt per physical disk (every command the midlayer completed with a non-zero status or timed out, pass-through included: not I/O errors alone; 32-bit, read as wrapping); md members' corrected read errors per array member (md.member, hw.parent).", mi.Description())
+					assert.Equal(t, "Errors counted since boot (SCSI) or over the array's life (md members), by error.type (semantic conventions). Stack - SCSI ioerr_cnt/iotmo_cnt per physical disk (every command the midlayer completed with a non-zero status or timed out, pass-through included: not I/O errors alone; 32-bit, read as wrapping); md members' corrected read errors per array member, the member as the component as the semantic conventions' hardware model has it: hw.id the physical disk the member lives on (hw.type physical_disk; for a member on no physical disk, a loop or device-mapper device, `<array hw.id>/<member>` and hw.type logical_disk), hw.name the member's block device (sdb1), hw.parent the array's hw.id.", mi.Description())
 					assert.Equal(t, "{error}", mi.Unit())
 					assert.True(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -866,9 +866,6 @@ func TestMetricsBuilder(t *testing.T) {
 					errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
 					assert.True(t, ok)
 					assert.Equal(t, "error.type-val", errorTypeAttrVal.Str())
-					mdMemberAttrVal, ok := dp.Attributes().Get("md.member")
-					assert.True(t, ok)
-					assert.Equal(t, "md.member-val", mdMemberAttrVal.Str())
 					hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
@@ -892,9 +889,6 @@ func TestMetricsBuilder(t *testing.T) {
 					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-					assert.True(t, ok)
-					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					hwLogicalDiskRaidLevelAttrVal, ok := dp.Attributes().Get("hw.logical_disk.raid_level")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.logical_disk.raid_level-val", hwLogicalDiskRaidLevelAttrVal.Str())
@@ -918,9 +912,6 @@ func TestMetricsBuilder(t *testing.T) {
 					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-					assert.True(t, ok)
-					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					hwLogicalDiskRaidLevelAttrVal, ok := dp.Attributes().Get("hw.logical_disk.raid_level")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.logical_disk.raid_level-val", hwLogicalDiskRaidLevelAttrVal.Str())
@@ -945,9 +936,6 @@ func TestMetricsBuilder(t *testing.T) {
 					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-					assert.True(t, ok)
-					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					hwLogicalDiskRaidLevelAttrVal, ok := dp.Attributes().Get("hw.logical_disk.raid_level")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.logical_disk.raid_level-val", hwLogicalDiskRaidLevelAttrVal.Str())
