@@ -43,4 +43,3 @@ func Ext4OnLoop(t *testing.T, size int64) string {
 	t.Cleanup(func() { require.NoError(t, unix.Unmount(mnt, 0)) })
 	return mnt
 }
-
