@@ -115,7 +115,7 @@ func TestScrapeNoisyNeighbor(t *testing.T) {
 	}
 	lr := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 	a := lr.Attributes().AsRaw()
-	require.Equal(t, "disk_health.noisy_neighbor", a["event.name"])
+	require.Equal(t, "disk_health.noisy_neighbor", lr.EventName())
 	require.Equal(t, podPath, a["cgroup.path"])
 	require.Equal(t, "sda", a["system.device"])
 	require.Equal(t, podUID, a["k8s.pod.uid"])
@@ -137,7 +137,7 @@ func TestScrapeNoisyNeighbor(t *testing.T) {
 	require.Equal(t, 0.0, got[0]["value"], "the closing point")
 	require.Equal(t, 2, sink.LogRecordCount())
 	lr = sink.AllLogs()[1].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
-	require.Equal(t, "disk_health.noisy_neighbor.cleared", lr.Attributes().AsRaw()["event.name"])
+	require.Equal(t, "disk_health.noisy_neighbor.cleared", lr.EventName())
 	require.Equal(t, "INFO", lr.SeverityText())
 	require.Empty(t, scrape(requests(40, -80), biolat.Histogram{}))
 }
