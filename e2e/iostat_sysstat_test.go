@@ -35,7 +35,8 @@ const scrapeInterval = 5 * time.Second
 type iostatColumn struct {
 	key    string // sysstat's JSON key
 	metric string
-	dir    string  // iostat.direction (disk.io.direction) value; empty for per-device gauges
+	dir    string  // disk.io.direction value (read, write); empty for per-device gauges and discard/flush metrics
+	kind   string  // read, write, discard or flush: which fields the column needs; empty for per-device gauges
 	scale  float64 // receiver value × scale = the value in sysstat's unit
 	// perTime: the column is an increase divided by the interval (rates, aqu-sz, %util), not a
 	// quotient of two increases (%rrqm, await, areq-sz).
@@ -43,29 +44,36 @@ type iostatColumn struct {
 }
 
 // iostatColumns are all `iostat -x` device columns: r/s … f/s, rkB/s …, rrqm/s …, %rrqm …, r_await …
-// f_await, rareq-sz …, aqu-sz and %util.
+// f_await, rareq-sz …, aqu-sz and %util. Reads and writes are one metric with disk.io.direction;
+// discards and flushes are their own metrics (disk_health.disk.discard.*, disk_health.disk.flush.*).
 var iostatColumns = func() []iostatColumn {
 	var cols []iostatColumn
-	for _, d := range []struct{ p, dir string }{{"r", "read"}, {"w", "write"}, {"d", "discard"}, {"f", "flush"}} {
-		cols = append(cols, iostatColumn{d.p + "/s", "disk_health.disk.operation.rate", d.dir, 1, true})
-		if d.dir != "flush" { // flushes carry no data and are never merged
-			cols = append(cols,
-				iostatColumn{d.p + "kB/s", "disk_health.disk.io.rate", d.dir, 1.0 / 1024, true},
-				iostatColumn{d.p + "rqm/s", "disk_health.disk.merged.rate", d.dir, 1, true},
-				iostatColumn{d.p + "rqm", "disk_health.disk.merged.ratio", d.dir, 100, false},
-				iostatColumn{d.p + "areq-sz", "disk_health.disk.operation.average_size", d.dir, 1.0 / 1024, false})
+	for _, d := range []struct{ p, kind string }{{"r", "read"}, {"w", "write"}, {"d", "discard"}, {"f", "flush"}} {
+		col := func(key, name string, scale float64, perTime bool) iostatColumn {
+			if d.kind == "read" || d.kind == "write" {
+				return iostatColumn{key, "disk_health.disk." + name, d.kind, d.kind, scale, perTime}
+			}
+			return iostatColumn{key, "disk_health.disk." + d.kind + "." + name, "", d.kind, scale, perTime}
 		}
-		cols = append(cols, iostatColumn{d.p + "_await", "disk_health.disk.operation.average_time", d.dir, 1000, false})
+		cols = append(cols, col(d.p+"/s", "operation.rate", 1, true))
+		if d.kind != "flush" { // flushes carry no data and are never merged
+			cols = append(cols,
+				col(d.p+"kB/s", "throughput", 1.0/1024, true),
+				col(d.p+"rqm/s", "merge.rate", 1, true),
+				col(d.p+"rqm", "merge.ratio", 100, false),
+				col(d.p+"areq-sz", "operation.average_size", 1.0/1024, false))
+		}
+		cols = append(cols, col(d.p+"_await", "operation.average_time", 1000, false))
 	}
 	return append(cols,
-		iostatColumn{"aqu-sz", "disk_health.disk.queue.length", "", 1, true},
-		iostatColumn{"util", "disk_health.disk.utilization", "", 100, true})
+		iostatColumn{"aqu-sz", "disk_health.disk.queue.length", "", "", 1, true},
+		iostatColumn{"util", "disk_health.disk.utilization", "", "", 100, true})
 }()
 
 // reported says whether the receiver reports the column for a device: discard columns need the
 // 4.18+ fields, flush columns the 5.5+ ones.
 func (c iostatColumn) reported(l *dsLine) bool {
-	switch c.dir {
+	switch c.kind {
 	case "discard":
 		return l.hasDiscard()
 	case "flush":

@@ -76,7 +76,7 @@ func TestLatencyIOErrorsQEMU(t *testing.T) {
 	pdatawalk.ForEachLogRecord(ld, func(res pcommon.Resource, lr plog.LogRecord) {
 		d, _ := res.Attributes().Get("hw.name")
 		a := lr.Attributes().AsRaw()
-		e := event{d.Str(), fmt.Sprint(a["event.name"]), fmt.Sprint(a["hw.state"]), fmt.Sprint(a["disk_health.previous_state"]),
+		e := event{d.Str(), lr.EventName(), fmt.Sprint(a["hw.state"]), fmt.Sprint(a["disk_health.previous_state"]),
 			fmt.Sprint(a["disk_health.rule"]), lr.Body().Str(), lr.SeverityText()}
 		t.Logf("event: %+v", e)
 		events = append(events, e)

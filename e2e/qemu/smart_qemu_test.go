@@ -502,7 +502,7 @@ func checkCriticalWarning(t *testing.T, b *vmproto.SMARTBundle) {
 	pdatawalk.ForEachLogRecord(ld, func(res pcommon.Resource, lr plog.LogRecord) {
 		disk, _ := res.Attributes().Get("hw.name")
 		a := lr.Attributes().AsRaw()
-		events = append(events, event{disk.Str(), fmt.Sprint(a["event.name"]), fmt.Sprint(a["hw.state"]),
+		events = append(events, event{disk.Str(), lr.EventName(), fmt.Sprint(a["hw.state"]),
 			fmt.Sprint(a["disk_health.previous_state"]), fmt.Sprint(a["disk_health.rule"]), lr.Body().Str(), lr.SeverityText()})
 	})
 	require.Len(t, events, 2, "one state change and one new sign, over several reads: %+v", events)

@@ -34,7 +34,7 @@ func TestParityYAML(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, y, "system.disk.io: {enabled: true}")
 	assert.Contains(t, y, "system.filesystem.usage: {enabled: true}")
-	assert.Contains(t, y, "disk_health.disk.io.rate: {enabled: false}")
+	assert.Contains(t, y, "disk_health.disk.throughput: {enabled: false}")
 	assert.Contains(t, y, "disk_health.filesystem.status: {enabled: false}")
 	assert.Equal(t, 9, strings.Count(y, "{enabled: true}"))
 }

@@ -93,7 +93,7 @@ func events(ls *consumertest.LogsSink, from int, id string) []string {
 			if v, _ := res.Attributes().Get("hw.id"); n <= from || v.AsString() != id {
 				return
 			}
-			if name, _ := lr.Attributes().Get("event.name"); strings.HasSuffix(name.AsString(), "state_change") {
+			if strings.HasSuffix(lr.EventName(), "state_change") {
 				state, _ := lr.Attributes().Get("hw.state")
 				out = append(out, lr.Body().AsString()+" [hw.state="+state.AsString()+"]")
 			}

@@ -407,12 +407,12 @@ func nvmeEvents(e *env, step string, from int, id, name, ctrl string) {
 			if n <= from {
 				return
 			}
-			ev, _ := lr.Attributes().Get("event.name")
-			if !strings.HasPrefix(ev.AsString(), "disk_health.nvme.") {
+			ev := lr.EventName()
+			if !strings.HasPrefix(ev, "disk_health.nvme.") {
 				return
 			}
-			e.part.Logs = append(e.part.Logs, fmt.Sprintf("event %s %s: %s %v", ev.AsString(), lr.SeverityText(), lr.Body().AsString(), lr.Attributes().AsRaw()))
-			if v, _ := res.Attributes().Get("hw.id"); v.AsString() != id || ev.AsString() != name {
+			e.part.Logs = append(e.part.Logs, fmt.Sprintf("event %s %s: %s %v", ev, lr.SeverityText(), lr.Body().AsString(), lr.Attributes().AsRaw()))
+			if v, _ := res.Attributes().Get("hw.id"); v.AsString() != id || ev != name {
 				other++
 				return
 			}

@@ -23,6 +23,9 @@ type Mount struct {
 	Device, MountPoint, FSType string
 	// Age is the seconds since the mount was made (the "age:" line).
 	Age uint64
+	// Version is the NFS program's RPC version the mount speaks (3, 4), from the "RPC iostats version:
+	// … p/v: 100003/<version> (nfs)" line; 0 where the line is missing or does not say.
+	Version uint32
 	// Bytes is the "bytes:" line.
 	Bytes Bytes
 	// Transport sums the "xprt:" lines (one per connection with nconnect); Transports counts them.
@@ -199,12 +202,35 @@ func Parse(data []byte) ([]Mount, error) {
 			}
 			cur.Transport.add(t)
 			cur.Transports++
+		case "RPC":
+			cur.Version = programVersion(fields)
 		case "per-op":
 			inOps = true
 		}
 	}
 	finish()
 	return mounts, bad.Err()
+}
+
+// programVersion reads the version of "RPC iostats version: 1.1  p/v: 100003/4 (nfs)": the field after
+// "p/v:" is program/version. 0 when the line has none; the version only labels the per-procedure
+// detail, so a line without it is no error.
+func programVersion(fields [][]byte) uint32 {
+	for i := 0; i+1 < len(fields); i++ {
+		if string(fields[i]) != "p/v:" {
+			continue
+		}
+		_, v, ok := bytes.Cut(fields[i+1], []byte("/"))
+		if !ok {
+			return 0
+		}
+		n, ok := atou(v)
+		if !ok || n > 1<<31 {
+			return 0
+		}
+		return uint32(n)
+	}
+	return 0
 }
 
 // hasOp reports whether ops has an operation named name: the kernel lists each once, so a second

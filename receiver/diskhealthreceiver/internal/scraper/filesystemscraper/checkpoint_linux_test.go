@@ -84,7 +84,7 @@ func TestFSScraperCheckpointWillFail(t *testing.T) {
 	lr := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 	assert.Equal(t, plog.SeverityNumberWarn, lr.SeverityNumber())
 	attr := lr.Attributes().AsRaw()
-	assert.Equal(t, EventCheckpointWillFail, attr["event.name"])
+	assert.Equal(t, EventCheckpointWillFail, lr.EventName())
 	assert.Equal(t, "259:5", attr["disk_health.filesystem.domain"])
 	assert.Equal(t, "3c9d1f2e-5a6b-4c7d-8e9f-0a1b2c3d4e5f", attr["disk_health.filesystem.uuid"])
 	assert.Equal(t, "/data", attr["system.filesystem.mountpoint"])
@@ -126,7 +126,7 @@ func TestFSScraperCheckpointRelearning(t *testing.T) {
 	var relearning []map[string]any
 	for _, ld := range sink.AllLogs() {
 		lr := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
-		if a := lr.Attributes().AsRaw(); a["event.name"] == EventCheckpointRelearning {
+		if a := lr.Attributes().AsRaw(); lr.EventName() == EventCheckpointRelearning {
 			relearning = append(relearning, a)
 			assert.Contains(t, lr.Body().Str(), "no save for three intervals")
 		}
@@ -170,7 +170,7 @@ func TestFSScraperCheckpointFillingWhileLearning(t *testing.T) {
 	require.Equal(t, 1, sink.LogRecordCount(), "one event, before the filesystem is full")
 	lr := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 	attr := lr.Attributes().AsRaw()
-	assert.Equal(t, EventCheckpointWillFail, attr["event.name"])
+	assert.Equal(t, EventCheckpointWillFail, lr.EventName())
 	assert.Equal(t, "filling_without_pattern", attr["disk_health.checkpoint.will_fail_reason"])
 	assert.Equal(t, "259:5", attr["disk_health.filesystem.domain"])
 	assert.Equal(t, "free_blocks", attr["disk_health.checkpoint.binding_limit"])

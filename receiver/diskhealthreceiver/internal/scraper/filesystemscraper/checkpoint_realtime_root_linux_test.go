@@ -92,8 +92,7 @@ func (r *realTimeRun) events() []string {
 	var names []string
 	for _, ld := range r.sink.AllLogs() {
 		pdatawalk.ForEachLogRecord(ld, func(_ pcommon.Resource, lr plog.LogRecord) {
-			name, _ := lr.Attributes().Get("event.name")
-			names = append(names, name.Str())
+			names = append(names, lr.EventName())
 		})
 	}
 	return names

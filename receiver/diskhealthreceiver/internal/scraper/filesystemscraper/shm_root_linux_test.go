@@ -124,7 +124,7 @@ steps:
 	require.Equal(t, 1, sink.LogRecordCount())
 	lr := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 	attr := lr.Attributes().AsRaw()
-	assert.Equal(t, EventSHMWillFail, attr["event.name"])
+	assert.Equal(t, EventSHMWillFail, lr.EventName())
 	assert.Equal(t, uid, attr["k8s.pod.uid"])
 	assert.Equal(t, "tmpfs", attr["disk_health.shm.bound"])
 	assert.Contains(t, lr.Body().Str(), "ENOSPC")

@@ -193,68 +193,76 @@ func (s *ioScraper) record(ts pcommon.Timestamp, st *diskstats.Stat, id *blockde
 	e := s.e
 	dev := st.DeviceName
 	rd, wr := metadata.AttributeDiskIoDirectionRead, metadata.AttributeDiskIoDirectionWrite
-	grd, gwr := metadata.AttributeIostatDirectionRead, metadata.AttributeIostatDirectionWrite
-	gdc, gfl := metadata.AttributeIostatDirectionDiscard, metadata.AttributeIostatDirectionFlush
 	c, g := &r.Counters, &r.Gauges
 	discard, flush, gauges := discards(st, id), flushes(st, id), r.HasGauges
 	// Counters start when their series started (boot, the device's appearance, or its re-creation);
 	// gauges describe the interval since the previous read, so theirs starts at that read.
 	counters, interval := pcommon.NewTimestampFromTime(r.Start), pcommon.NewTimestampFromTime(r.PrevTime)
 
+	// Discards and flushes are their own metrics (disk.io.direction is read or write), counters and
+	// gauges alike: documentation-extra.md says why.
 	e.SetStartTime(counters)
 	if discard {
 		e.AppendDiskHealthDiskDiscardIoDataPoint(ts, emit.Int(c.DiscardBytes), dev)
+	}
+	if discard && gauges {
+		e.SetStartTime(interval)
+		e.AppendDiskHealthDiskDiscardMergeRateDataPoint(ts, g.DiscardMergedRate, dev)
+		e.AppendDiskHealthDiskDiscardMergeRatioDataPoint(ts, g.DiscardMergedRatio, dev)
+		e.SetStartTime(counters)
+	}
+	if discard {
 		e.AppendDiskHealthDiskDiscardMergedDataPoint(ts, emit.Int(c.DiscardMerged), dev)
+	}
+	if discard && gauges {
+		e.SetStartTime(interval)
+		e.AppendDiskHealthDiskDiscardOperationAverageSizeDataPoint(ts, g.DiscardAvgSize, dev)
+		e.AppendDiskHealthDiskDiscardOperationAverageTimeDataPoint(ts, g.DiscardAwait, dev)
+		e.AppendDiskHealthDiskDiscardOperationRateDataPoint(ts, g.DiscardOpsRate, dev)
+		e.SetStartTime(counters)
+	}
+	if discard {
 		e.AppendDiskHealthDiskDiscardOperationTimeDataPoint(ts, c.DiscardTime, dev)
 		e.AppendDiskHealthDiskDiscardOperationsDataPoint(ts, emit.Int(c.DiscardOps), dev)
+	}
+	if discard && gauges {
+		e.SetStartTime(interval)
+		e.AppendDiskHealthDiskDiscardThroughputDataPoint(ts, g.DiscardBytesRate, dev)
+		e.SetStartTime(counters)
+	}
+	if flush && gauges {
+		// Flushes carry no data and are never merged: iostat shows only f/s and f_await.
+		e.SetStartTime(interval)
+		e.AppendDiskHealthDiskFlushOperationAverageTimeDataPoint(ts, g.FlushAwait, dev)
+		e.AppendDiskHealthDiskFlushOperationRateDataPoint(ts, g.FlushOpsRate, dev)
+		e.SetStartTime(counters)
 	}
 	if flush {
 		e.AppendDiskHealthDiskFlushOperationTimeDataPoint(ts, c.FlushTime, dev)
 		e.AppendDiskHealthDiskFlushOperationsDataPoint(ts, emit.Int(c.FlushOps), dev)
 	}
-	e.AppendSystemDiskIoDataPoint(ts, emit.Int(c.ReadBytes), dev, rd)
-	e.AppendSystemDiskIoDataPoint(ts, emit.Int(c.WriteBytes), dev, wr)
 	if gauges {
 		e.SetStartTime(interval)
-		e.AppendDiskHealthDiskIoRateDataPoint(ts, g.ReadBytesRate, dev, grd)
-		e.AppendDiskHealthDiskIoRateDataPoint(ts, g.WriteBytesRate, dev, gwr)
-		if discard {
-			e.AppendDiskHealthDiskIoRateDataPoint(ts, g.DiscardBytesRate, dev, gdc)
-		}
+		e.AppendDiskHealthDiskMergeRateDataPoint(ts, g.ReadMergedRate, dev, rd)
+		e.AppendDiskHealthDiskMergeRateDataPoint(ts, g.WriteMergedRate, dev, wr)
+		e.AppendDiskHealthDiskMergeRatioDataPoint(ts, g.ReadMergedRatio, dev, rd)
+		e.AppendDiskHealthDiskMergeRatioDataPoint(ts, g.WriteMergedRatio, dev, wr)
+		e.AppendDiskHealthDiskOperationAverageSizeDataPoint(ts, g.ReadAvgSize, dev, rd)
+		e.AppendDiskHealthDiskOperationAverageSizeDataPoint(ts, g.WriteAvgSize, dev, wr)
+		e.AppendDiskHealthDiskOperationAverageTimeDataPoint(ts, g.ReadAwait, dev, rd)
+		e.AppendDiskHealthDiskOperationAverageTimeDataPoint(ts, g.WriteAwait, dev, wr)
+		e.AppendDiskHealthDiskOperationRateDataPoint(ts, g.ReadOpsRate, dev, rd)
+		e.AppendDiskHealthDiskOperationRateDataPoint(ts, g.WriteOpsRate, dev, wr)
 		e.SetStartTime(counters)
 	}
+	e.AppendSystemDiskIoDataPoint(ts, emit.Int(c.ReadBytes), dev, rd)
+	e.AppendSystemDiskIoDataPoint(ts, emit.Int(c.WriteBytes), dev, wr)
 	e.AppendSystemDiskIoTimeDataPoint(ts, c.IOTime, dev)
 	if id.Size > 0 {
 		e.AppendSystemDiskLimitDataPoint(ts, emit.Int(id.Size), dev)
 	}
 	e.AppendSystemDiskMergedDataPoint(ts, emit.Int(c.ReadMerged), dev, rd)
 	e.AppendSystemDiskMergedDataPoint(ts, emit.Int(c.WriteMerged), dev, wr)
-	if gauges {
-		e.SetStartTime(interval)
-		e.AppendDiskHealthDiskMergedRateDataPoint(ts, g.ReadMergedRate, dev, grd)
-		e.AppendDiskHealthDiskMergedRateDataPoint(ts, g.WriteMergedRate, dev, gwr)
-		e.AppendDiskHealthDiskMergedRatioDataPoint(ts, g.ReadMergedRatio, dev, grd)
-		e.AppendDiskHealthDiskMergedRatioDataPoint(ts, g.WriteMergedRatio, dev, gwr)
-		e.AppendDiskHealthDiskOperationAverageSizeDataPoint(ts, g.ReadAvgSize, dev, grd)
-		e.AppendDiskHealthDiskOperationAverageSizeDataPoint(ts, g.WriteAvgSize, dev, gwr)
-		e.AppendDiskHealthDiskOperationAverageTimeDataPoint(ts, g.ReadAwait, dev, grd)
-		e.AppendDiskHealthDiskOperationAverageTimeDataPoint(ts, g.WriteAwait, dev, gwr)
-		e.AppendDiskHealthDiskOperationRateDataPoint(ts, g.ReadOpsRate, dev, grd)
-		e.AppendDiskHealthDiskOperationRateDataPoint(ts, g.WriteOpsRate, dev, gwr)
-		if discard {
-			e.AppendDiskHealthDiskMergedRateDataPoint(ts, g.DiscardMergedRate, dev, gdc)
-			e.AppendDiskHealthDiskMergedRatioDataPoint(ts, g.DiscardMergedRatio, dev, gdc)
-			e.AppendDiskHealthDiskOperationAverageSizeDataPoint(ts, g.DiscardAvgSize, dev, gdc)
-			e.AppendDiskHealthDiskOperationAverageTimeDataPoint(ts, g.DiscardAwait, dev, gdc)
-			e.AppendDiskHealthDiskOperationRateDataPoint(ts, g.DiscardOpsRate, dev, gdc)
-		}
-		if flush {
-			// Flushes carry no data and are never merged: iostat shows only f/s and f_await.
-			e.AppendDiskHealthDiskOperationAverageTimeDataPoint(ts, g.FlushAwait, dev, gfl)
-			e.AppendDiskHealthDiskOperationRateDataPoint(ts, g.FlushOpsRate, dev, gfl)
-		}
-		e.SetStartTime(counters)
-	}
 	e.AppendSystemDiskOperationTimeDataPoint(ts, c.ReadTime, dev, rd)
 	e.AppendSystemDiskOperationTimeDataPoint(ts, c.WriteTime, dev, wr)
 	e.AppendSystemDiskOperationsDataPoint(ts, emit.Int(c.ReadOps), dev, rd)
@@ -263,6 +271,8 @@ func (s *ioScraper) record(ts pcommon.Timestamp, st *diskstats.Stat, id *blockde
 	if gauges {
 		e.SetStartTime(interval)
 		e.AppendDiskHealthDiskQueueLengthDataPoint(ts, g.QueueLength, dev)
+		e.AppendDiskHealthDiskThroughputDataPoint(ts, g.ReadBytesRate, dev, rd)
+		e.AppendDiskHealthDiskThroughputDataPoint(ts, g.WriteBytesRate, dev, wr)
 		e.AppendDiskHealthDiskUtilizationDataPoint(ts, g.Utilization, dev)
 		e.SetStartTime(counters)
 	}

@@ -436,8 +436,16 @@ func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointId
 			opts = append(opts, metadata.WithHwIDMetricAttribute(id.hwID))
 		}
 		mb.Reset(metadata.WithStartTime(s.startOf(e.Dev)))
-		mb.RecordDiskHealthDiskKernelErrorsDataPoint(ts, int64(e.Count), id.device,
-			metadata.MapAttributeLatencyDirection[e.Direction.String()], e.Status, opts...)
+		// Discards and flushes are their own metrics: disk.io.direction is read or write.
+		switch e.Direction {
+		case biolat.Discard:
+			mb.RecordDiskHealthDiskDiscardKernelErrorsDataPoint(ts, int64(e.Count), id.device, e.Status, opts...)
+		case biolat.Flush:
+			mb.RecordDiskHealthDiskFlushKernelErrorsDataPoint(ts, int64(e.Count), id.device, e.Status, opts...)
+		default:
+			mb.RecordDiskHealthDiskKernelErrorsDataPoint(ts, int64(e.Count), id.device,
+				metadata.MapAttributeDiskIoDirection[e.Direction.String()], e.Status, opts...)
+		}
 	}
 	mb.Reset(metadata.WithStartTime(pcommon.NewTimestampFromTime(s.probe.Started())))
 	for _, d := range []struct {
@@ -533,7 +541,7 @@ func recordCgroups(mb *metadata.MetricsBuilder, points []cgPoint, ids map[biolat
 		}
 		mb.Reset(metadata.WithStartTime(p.start))
 		mb.RecordDiskHealthContainerDiskOperationIoDataPoint(ts, emit.Int(p.bytes), p.path, id.device,
-			metadata.MapAttributeLatencyDirection[p.direction.String()], cgroupOptions(p.path, id)...)
+			metadata.MapAttributeDiskIoDirection[p.direction.String()], cgroupOptions(p.path, id)...)
 	}
 }
 

@@ -30,11 +30,11 @@ const (
 // requests queueing behind a neighbour does (README, per-pod latency).
 const victimQuantile = 0.9
 
-// noisyPoint is one disk_health.container.disk.noisy_neighbor point: 1 for an open episode, 0 for one that just
-// closed.
+// noisyPoint is one disk_health.container.disk.noisy_neighbor point: the aggressor's share for an open
+// episode, 0 for one that just closed.
 type noisyPoint struct {
-	ep    noisy.Episode
-	value int64
+	ep     noisy.Episode
+	closed bool
 }
 
 // verdictInput is the folder's last interval as the engine takes it: per kept device (by name) every
@@ -69,11 +69,11 @@ func (s *latencyScraper) judge(ids map[biolat.Dev]pointIdentity, ts pcommon.Time
 	byName := byDeviceName(ids)
 	var points []noisyPoint
 	for _, ep := range s.verdict.Open() {
-		points = append(points, noisyPoint{ep: ep, value: 1})
+		points = append(points, noisyPoint{ep: ep})
 	}
 	for _, ev := range events {
 		if ev.Kind == noisy.Cleared {
-			points = append(points, noisyPoint{ep: ev.Episode})
+			points = append(points, noisyPoint{ep: ev.Episode, closed: true})
 		}
 		s.appendEvent(ev, byName[ev.Device], ts.AsTime())
 	}
@@ -195,8 +195,12 @@ func recordNoisy(mb *metadata.MetricsBuilder, points []noisyPoint, ids map[biola
 			continue
 		}
 		agg := p.ep.Aggressors[0]
-		mb.RecordDiskHealthContainerDiskNoisyNeighborDataPoint(ts, p.value, p.ep.Victim, p.ep.Device, agg.Cgroup,
-			math.Round(agg.Share*100)/100, cgroupOptions(p.ep.Victim, id)...)
+		share := math.Round(agg.Share*100) / 100
+		if p.closed {
+			share = 0
+		}
+		mb.RecordDiskHealthContainerDiskNoisyNeighborDataPoint(ts, share, p.ep.Victim, p.ep.Device, agg.Cgroup,
+			cgroupOptions(p.ep.Victim, id)...)
 	}
 }
 

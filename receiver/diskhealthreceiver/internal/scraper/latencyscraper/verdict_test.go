@@ -35,7 +35,7 @@ func noisyPoints(md pmetric.Metrics) []map[string]any {
 				for k := range m.Gauge().DataPoints().Len() {
 					dp := m.Gauge().DataPoints().At(k)
 					a := dp.Attributes().AsRaw()
-					a["value"] = dp.IntValue()
+					a["value"] = dp.DoubleValue()
 					out = append(out, a)
 				}
 			}
@@ -108,13 +108,14 @@ func TestScrapeNoisyNeighbor(t *testing.T) {
 		require.Equal(t, container, got[0]["container.id"])
 		require.NotEmpty(t, got[0]["hw.id"])
 		require.Equal(t, "/B", got[0]["noisy_neighbor.aggressor.cgroup.path"])
-		require.InDelta(t, share, got[0]["noisy_neighbor.aggressor.share"], 0.005)
-		require.Equal(t, int64(1), got[0]["value"])
+		require.NotContains(t, got[0], "noisy_neighbor.aggressor.share", "a number is a value, never an attribute")
+		require.InDelta(t, share, got[0]["value"], 0.005)
+		require.Equal(t, math.Round(share*100)/100, got[0]["value"], "to two decimals, fixed for the episode")
 		require.Equal(t, 1, sink.LogRecordCount(), "one event per episode (interval %d)", i)
 	}
 	lr := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
 	a := lr.Attributes().AsRaw()
-	require.Equal(t, "disk_health.noisy_neighbor", a["event.name"])
+	require.Equal(t, "disk_health.noisy_neighbor", lr.EventName())
 	require.Equal(t, podPath, a["cgroup.path"])
 	require.Equal(t, "sda", a["system.device"])
 	require.Equal(t, podUID, a["k8s.pod.uid"])
@@ -133,10 +134,10 @@ func TestScrapeNoisyNeighbor(t *testing.T) {
 	}
 	got := scrape(requests(40, -80), biolat.Histogram{})
 	require.Len(t, got, 1)
-	require.Equal(t, int64(0), got[0]["value"], "the closing point")
+	require.Equal(t, 0.0, got[0]["value"], "the closing point")
 	require.Equal(t, 2, sink.LogRecordCount())
 	lr = sink.AllLogs()[1].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
-	require.Equal(t, "disk_health.noisy_neighbor.cleared", lr.Attributes().AsRaw()["event.name"])
+	require.Equal(t, "disk_health.noisy_neighbor.cleared", lr.EventName())
 	require.Equal(t, "INFO", lr.SeverityText())
 	require.Empty(t, scrape(requests(40, -80), biolat.Histogram{}))
 }

@@ -94,11 +94,17 @@ func (r *recorder) procedures(cur, last *mountstats.Mount) {
 			prev[o.Name] = o
 		}
 	}
+	// semconv's nfs.client.procedure.count attributes: onc_rpc.procedure.name, and onc_rpc.version
+	// where mountstats says it.
+	var opts []metadata.MetricAttributeOption
+	if cur.Version != 0 {
+		opts = append(opts, metadata.WithOncRPCVersionMetricAttribute(int64(cur.Version)))
+	}
 	for _, o := range cur.Ops {
-		r.s.mb.RecordDiskHealthNfsClientMountProcedureCountDataPoint(r.ts, emit.Int(o.Ops), r.dev, r.mp, r.typ, o.Name)
+		r.s.mb.RecordDiskHealthNfsClientMountProcedureCountDataPoint(r.ts, emit.Int(o.Ops), r.dev, r.mp, r.typ, o.Name, opts...)
 		if p, ok := prev[o.Name]; ok {
 			if m := mountstats.Interval(p, o); m.OK {
-				r.s.mb.RecordDiskHealthNfsClientMountProcedureRoundTripTimeDataPoint(r.ts, m.RTT, r.dev, r.mp, r.typ, o.Name)
+				r.s.mb.RecordDiskHealthNfsClientMountProcedureRoundTripTimeDataPoint(r.ts, m.RTT, r.dev, r.mp, r.typ, o.Name, opts...)
 			}
 		}
 	}

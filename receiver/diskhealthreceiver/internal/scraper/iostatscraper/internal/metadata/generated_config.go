@@ -57,6 +57,102 @@ func (ms *DiskHealthDiskDiscardIoMetricConfig) Validate() error {
 	return nil
 }
 
+// DiskHealthDiskDiscardMergeRateMetricAttributeKey specifies the key of an attribute for the disk_health.disk.discard.merge.rate metric.
+type DiskHealthDiskDiscardMergeRateMetricAttributeKey string
+
+const (
+	DiskHealthDiskDiscardMergeRateMetricAttributeKeySystemDevice DiskHealthDiskDiscardMergeRateMetricAttributeKey = "system.device"
+)
+
+// DiskHealthDiskDiscardMergeRateMetricConfig provides config for the disk_health.disk.discard.merge.rate metric.
+type DiskHealthDiskDiscardMergeRateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskDiscardMergeRateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskDiscardMergeRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskDiscardMergeRateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskDiscardMergeRateMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric disk_health.disk.discard.merge.rate doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskDiscardMergeRatioMetricAttributeKey specifies the key of an attribute for the disk_health.disk.discard.merge.ratio metric.
+type DiskHealthDiskDiscardMergeRatioMetricAttributeKey string
+
+const (
+	DiskHealthDiskDiscardMergeRatioMetricAttributeKeySystemDevice DiskHealthDiskDiscardMergeRatioMetricAttributeKey = "system.device"
+)
+
+// DiskHealthDiskDiscardMergeRatioMetricConfig provides config for the disk_health.disk.discard.merge.ratio metric.
+type DiskHealthDiskDiscardMergeRatioMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskDiscardMergeRatioMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskDiscardMergeRatioMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskDiscardMergeRatioMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskDiscardMergeRatioMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric disk_health.disk.discard.merge.ratio doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // DiskHealthDiskDiscardMergedMetricAttributeKey specifies the key of an attribute for the disk_health.disk.discard.merged metric.
 type DiskHealthDiskDiscardMergedMetricAttributeKey string
 
@@ -93,6 +189,150 @@ func (ms *DiskHealthDiskDiscardMergedMetricConfig) Validate() error {
 		case DiskHealthDiskDiscardMergedMetricAttributeKeySystemDevice:
 		default:
 			return fmt.Errorf("metric disk_health.disk.discard.merged doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskDiscardOperationAverageSizeMetricAttributeKey specifies the key of an attribute for the disk_health.disk.discard.operation.average_size metric.
+type DiskHealthDiskDiscardOperationAverageSizeMetricAttributeKey string
+
+const (
+	DiskHealthDiskDiscardOperationAverageSizeMetricAttributeKeySystemDevice DiskHealthDiskDiscardOperationAverageSizeMetricAttributeKey = "system.device"
+)
+
+// DiskHealthDiskDiscardOperationAverageSizeMetricConfig provides config for the disk_health.disk.discard.operation.average_size metric.
+type DiskHealthDiskDiscardOperationAverageSizeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskDiscardOperationAverageSizeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskDiscardOperationAverageSizeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskDiscardOperationAverageSizeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskDiscardOperationAverageSizeMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric disk_health.disk.discard.operation.average_size doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskDiscardOperationAverageTimeMetricAttributeKey specifies the key of an attribute for the disk_health.disk.discard.operation.average_time metric.
+type DiskHealthDiskDiscardOperationAverageTimeMetricAttributeKey string
+
+const (
+	DiskHealthDiskDiscardOperationAverageTimeMetricAttributeKeySystemDevice DiskHealthDiskDiscardOperationAverageTimeMetricAttributeKey = "system.device"
+)
+
+// DiskHealthDiskDiscardOperationAverageTimeMetricConfig provides config for the disk_health.disk.discard.operation.average_time metric.
+type DiskHealthDiskDiscardOperationAverageTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskDiscardOperationAverageTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskDiscardOperationAverageTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskDiscardOperationAverageTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskDiscardOperationAverageTimeMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric disk_health.disk.discard.operation.average_time doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskDiscardOperationRateMetricAttributeKey specifies the key of an attribute for the disk_health.disk.discard.operation.rate metric.
+type DiskHealthDiskDiscardOperationRateMetricAttributeKey string
+
+const (
+	DiskHealthDiskDiscardOperationRateMetricAttributeKeySystemDevice DiskHealthDiskDiscardOperationRateMetricAttributeKey = "system.device"
+)
+
+// DiskHealthDiskDiscardOperationRateMetricConfig provides config for the disk_health.disk.discard.operation.rate metric.
+type DiskHealthDiskDiscardOperationRateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskDiscardOperationRateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskDiscardOperationRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskDiscardOperationRateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskDiscardOperationRateMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric disk_health.disk.discard.operation.rate doesn't have an attribute %v, valid attributes: [system.device]", val)
 		}
 	}
 
@@ -201,6 +441,150 @@ func (ms *DiskHealthDiskDiscardOperationsMetricConfig) Validate() error {
 	return nil
 }
 
+// DiskHealthDiskDiscardThroughputMetricAttributeKey specifies the key of an attribute for the disk_health.disk.discard.throughput metric.
+type DiskHealthDiskDiscardThroughputMetricAttributeKey string
+
+const (
+	DiskHealthDiskDiscardThroughputMetricAttributeKeySystemDevice DiskHealthDiskDiscardThroughputMetricAttributeKey = "system.device"
+)
+
+// DiskHealthDiskDiscardThroughputMetricConfig provides config for the disk_health.disk.discard.throughput metric.
+type DiskHealthDiskDiscardThroughputMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskDiscardThroughputMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskDiscardThroughputMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskDiscardThroughputMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskDiscardThroughputMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric disk_health.disk.discard.throughput doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskFlushOperationAverageTimeMetricAttributeKey specifies the key of an attribute for the disk_health.disk.flush.operation.average_time metric.
+type DiskHealthDiskFlushOperationAverageTimeMetricAttributeKey string
+
+const (
+	DiskHealthDiskFlushOperationAverageTimeMetricAttributeKeySystemDevice DiskHealthDiskFlushOperationAverageTimeMetricAttributeKey = "system.device"
+)
+
+// DiskHealthDiskFlushOperationAverageTimeMetricConfig provides config for the disk_health.disk.flush.operation.average_time metric.
+type DiskHealthDiskFlushOperationAverageTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskFlushOperationAverageTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskFlushOperationAverageTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskFlushOperationAverageTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskFlushOperationAverageTimeMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric disk_health.disk.flush.operation.average_time doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskFlushOperationRateMetricAttributeKey specifies the key of an attribute for the disk_health.disk.flush.operation.rate metric.
+type DiskHealthDiskFlushOperationRateMetricAttributeKey string
+
+const (
+	DiskHealthDiskFlushOperationRateMetricAttributeKeySystemDevice DiskHealthDiskFlushOperationRateMetricAttributeKey = "system.device"
+)
+
+// DiskHealthDiskFlushOperationRateMetricConfig provides config for the disk_health.disk.flush.operation.rate metric.
+type DiskHealthDiskFlushOperationRateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskFlushOperationRateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskFlushOperationRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskFlushOperationRateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskFlushOperationRateMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric disk_health.disk.flush.operation.rate doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // DiskHealthDiskFlushOperationTimeMetricAttributeKey specifies the key of an attribute for the disk_health.disk.flush.operation_time metric.
 type DiskHealthDiskFlushOperationTimeMetricAttributeKey string
 
@@ -297,24 +681,24 @@ func (ms *DiskHealthDiskFlushOperationsMetricConfig) Validate() error {
 	return nil
 }
 
-// DiskHealthDiskIoRateMetricAttributeKey specifies the key of an attribute for the disk_health.disk.io.rate metric.
-type DiskHealthDiskIoRateMetricAttributeKey string
+// DiskHealthDiskMergeRateMetricAttributeKey specifies the key of an attribute for the disk_health.disk.merge.rate metric.
+type DiskHealthDiskMergeRateMetricAttributeKey string
 
 const (
-	DiskHealthDiskIoRateMetricAttributeKeySystemDevice    DiskHealthDiskIoRateMetricAttributeKey = "system.device"
-	DiskHealthDiskIoRateMetricAttributeKeyIostatDirection DiskHealthDiskIoRateMetricAttributeKey = "disk.io.direction"
+	DiskHealthDiskMergeRateMetricAttributeKeySystemDevice    DiskHealthDiskMergeRateMetricAttributeKey = "system.device"
+	DiskHealthDiskMergeRateMetricAttributeKeyDiskIoDirection DiskHealthDiskMergeRateMetricAttributeKey = "disk.io.direction"
 )
 
-// DiskHealthDiskIoRateMetricConfig provides config for the disk_health.disk.io.rate metric.
-type DiskHealthDiskIoRateMetricConfig struct {
+// DiskHealthDiskMergeRateMetricConfig provides config for the disk_health.disk.merge.rate metric.
+type DiskHealthDiskMergeRateMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
-	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []DiskHealthDiskIoRateMetricAttributeKey `mapstructure:"attributes"`
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskMergeRateMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *DiskHealthDiskIoRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthDiskMergeRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -328,12 +712,12 @@ func (ms *DiskHealthDiskIoRateMetricConfig) Unmarshal(parser *confmap.Conf) erro
 	return nil
 }
 
-func (ms *DiskHealthDiskIoRateMetricConfig) Validate() error {
+func (ms *DiskHealthDiskMergeRateMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case DiskHealthDiskIoRateMetricAttributeKeySystemDevice, DiskHealthDiskIoRateMetricAttributeKeyIostatDirection:
+		case DiskHealthDiskMergeRateMetricAttributeKeySystemDevice, DiskHealthDiskMergeRateMetricAttributeKeyDiskIoDirection:
 		default:
-			return fmt.Errorf("metric disk_health.disk.io.rate doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+			return fmt.Errorf("metric disk_health.disk.merge.rate doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
 		}
 	}
 
@@ -346,24 +730,24 @@ func (ms *DiskHealthDiskIoRateMetricConfig) Validate() error {
 	return nil
 }
 
-// DiskHealthDiskMergedRateMetricAttributeKey specifies the key of an attribute for the disk_health.disk.merged.rate metric.
-type DiskHealthDiskMergedRateMetricAttributeKey string
+// DiskHealthDiskMergeRatioMetricAttributeKey specifies the key of an attribute for the disk_health.disk.merge.ratio metric.
+type DiskHealthDiskMergeRatioMetricAttributeKey string
 
 const (
-	DiskHealthDiskMergedRateMetricAttributeKeySystemDevice    DiskHealthDiskMergedRateMetricAttributeKey = "system.device"
-	DiskHealthDiskMergedRateMetricAttributeKeyIostatDirection DiskHealthDiskMergedRateMetricAttributeKey = "disk.io.direction"
+	DiskHealthDiskMergeRatioMetricAttributeKeySystemDevice    DiskHealthDiskMergeRatioMetricAttributeKey = "system.device"
+	DiskHealthDiskMergeRatioMetricAttributeKeyDiskIoDirection DiskHealthDiskMergeRatioMetricAttributeKey = "disk.io.direction"
 )
 
-// DiskHealthDiskMergedRateMetricConfig provides config for the disk_health.disk.merged.rate metric.
-type DiskHealthDiskMergedRateMetricConfig struct {
+// DiskHealthDiskMergeRatioMetricConfig provides config for the disk_health.disk.merge.ratio metric.
+type DiskHealthDiskMergeRatioMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 
 	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []DiskHealthDiskMergedRateMetricAttributeKey `mapstructure:"attributes"`
+	EnabledAttributes   []DiskHealthDiskMergeRatioMetricAttributeKey `mapstructure:"attributes"`
 }
 
-func (ms *DiskHealthDiskMergedRateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *DiskHealthDiskMergeRatioMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -377,61 +761,12 @@ func (ms *DiskHealthDiskMergedRateMetricConfig) Unmarshal(parser *confmap.Conf) 
 	return nil
 }
 
-func (ms *DiskHealthDiskMergedRateMetricConfig) Validate() error {
+func (ms *DiskHealthDiskMergeRatioMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case DiskHealthDiskMergedRateMetricAttributeKeySystemDevice, DiskHealthDiskMergedRateMetricAttributeKeyIostatDirection:
+		case DiskHealthDiskMergeRatioMetricAttributeKeySystemDevice, DiskHealthDiskMergeRatioMetricAttributeKeyDiskIoDirection:
 		default:
-			return fmt.Errorf("metric disk_health.disk.merged.rate doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// DiskHealthDiskMergedRatioMetricAttributeKey specifies the key of an attribute for the disk_health.disk.merged.ratio metric.
-type DiskHealthDiskMergedRatioMetricAttributeKey string
-
-const (
-	DiskHealthDiskMergedRatioMetricAttributeKeySystemDevice    DiskHealthDiskMergedRatioMetricAttributeKey = "system.device"
-	DiskHealthDiskMergedRatioMetricAttributeKeyIostatDirection DiskHealthDiskMergedRatioMetricAttributeKey = "disk.io.direction"
-)
-
-// DiskHealthDiskMergedRatioMetricConfig provides config for the disk_health.disk.merged.ratio metric.
-type DiskHealthDiskMergedRatioMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-
-	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []DiskHealthDiskMergedRatioMetricAttributeKey `mapstructure:"attributes"`
-}
-
-func (ms *DiskHealthDiskMergedRatioMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *DiskHealthDiskMergedRatioMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case DiskHealthDiskMergedRatioMetricAttributeKeySystemDevice, DiskHealthDiskMergedRatioMetricAttributeKeyIostatDirection:
-		default:
-			return fmt.Errorf("metric disk_health.disk.merged.ratio doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+			return fmt.Errorf("metric disk_health.disk.merge.ratio doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
 		}
 	}
 
@@ -449,7 +784,7 @@ type DiskHealthDiskOperationAverageSizeMetricAttributeKey string
 
 const (
 	DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice    DiskHealthDiskOperationAverageSizeMetricAttributeKey = "system.device"
-	DiskHealthDiskOperationAverageSizeMetricAttributeKeyIostatDirection DiskHealthDiskOperationAverageSizeMetricAttributeKey = "disk.io.direction"
+	DiskHealthDiskOperationAverageSizeMetricAttributeKeyDiskIoDirection DiskHealthDiskOperationAverageSizeMetricAttributeKey = "disk.io.direction"
 )
 
 // DiskHealthDiskOperationAverageSizeMetricConfig provides config for the disk_health.disk.operation.average_size metric.
@@ -478,7 +813,7 @@ func (ms *DiskHealthDiskOperationAverageSizeMetricConfig) Unmarshal(parser *conf
 func (ms *DiskHealthDiskOperationAverageSizeMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageSizeMetricAttributeKeyIostatDirection:
+		case DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageSizeMetricAttributeKeyDiskIoDirection:
 		default:
 			return fmt.Errorf("metric disk_health.disk.operation.average_size doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
 		}
@@ -498,7 +833,7 @@ type DiskHealthDiskOperationAverageTimeMetricAttributeKey string
 
 const (
 	DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice    DiskHealthDiskOperationAverageTimeMetricAttributeKey = "system.device"
-	DiskHealthDiskOperationAverageTimeMetricAttributeKeyIostatDirection DiskHealthDiskOperationAverageTimeMetricAttributeKey = "disk.io.direction"
+	DiskHealthDiskOperationAverageTimeMetricAttributeKeyDiskIoDirection DiskHealthDiskOperationAverageTimeMetricAttributeKey = "disk.io.direction"
 )
 
 // DiskHealthDiskOperationAverageTimeMetricConfig provides config for the disk_health.disk.operation.average_time metric.
@@ -527,7 +862,7 @@ func (ms *DiskHealthDiskOperationAverageTimeMetricConfig) Unmarshal(parser *conf
 func (ms *DiskHealthDiskOperationAverageTimeMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageTimeMetricAttributeKeyIostatDirection:
+		case DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageTimeMetricAttributeKeyDiskIoDirection:
 		default:
 			return fmt.Errorf("metric disk_health.disk.operation.average_time doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
 		}
@@ -547,7 +882,7 @@ type DiskHealthDiskOperationRateMetricAttributeKey string
 
 const (
 	DiskHealthDiskOperationRateMetricAttributeKeySystemDevice    DiskHealthDiskOperationRateMetricAttributeKey = "system.device"
-	DiskHealthDiskOperationRateMetricAttributeKeyIostatDirection DiskHealthDiskOperationRateMetricAttributeKey = "disk.io.direction"
+	DiskHealthDiskOperationRateMetricAttributeKeyDiskIoDirection DiskHealthDiskOperationRateMetricAttributeKey = "disk.io.direction"
 )
 
 // DiskHealthDiskOperationRateMetricConfig provides config for the disk_health.disk.operation.rate metric.
@@ -576,7 +911,7 @@ func (ms *DiskHealthDiskOperationRateMetricConfig) Unmarshal(parser *confmap.Con
 func (ms *DiskHealthDiskOperationRateMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case DiskHealthDiskOperationRateMetricAttributeKeySystemDevice, DiskHealthDiskOperationRateMetricAttributeKeyIostatDirection:
+		case DiskHealthDiskOperationRateMetricAttributeKeySystemDevice, DiskHealthDiskOperationRateMetricAttributeKeyDiskIoDirection:
 		default:
 			return fmt.Errorf("metric disk_health.disk.operation.rate doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
 		}
@@ -675,6 +1010,55 @@ func (ms *DiskHealthDiskQueueLengthMetricConfig) Validate() error {
 		case DiskHealthDiskQueueLengthMetricAttributeKeySystemDevice:
 		default:
 			return fmt.Errorf("metric disk_health.disk.queue.length doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskThroughputMetricAttributeKey specifies the key of an attribute for the disk_health.disk.throughput metric.
+type DiskHealthDiskThroughputMetricAttributeKey string
+
+const (
+	DiskHealthDiskThroughputMetricAttributeKeySystemDevice    DiskHealthDiskThroughputMetricAttributeKey = "system.device"
+	DiskHealthDiskThroughputMetricAttributeKeyDiskIoDirection DiskHealthDiskThroughputMetricAttributeKey = "disk.io.direction"
+)
+
+// DiskHealthDiskThroughputMetricConfig provides config for the disk_health.disk.throughput metric.
+type DiskHealthDiskThroughputMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskThroughputMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskThroughputMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskThroughputMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskThroughputMetricAttributeKeySystemDevice, DiskHealthDiskThroughputMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric disk_health.disk.throughput doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
 		}
 	}
 
@@ -1077,28 +1461,36 @@ func (ms *SystemDiskOperationsMetricConfig) Validate() error {
 
 // MetricsConfig provides config for iostat metrics.
 type MetricsConfig struct {
-	DiskHealthDiskDiscardIo            DiskHealthDiskDiscardIoMetricConfig            `mapstructure:"disk_health.disk.discard.io"`
-	DiskHealthDiskDiscardMerged        DiskHealthDiskDiscardMergedMetricConfig        `mapstructure:"disk_health.disk.discard.merged"`
-	DiskHealthDiskDiscardOperationTime DiskHealthDiskDiscardOperationTimeMetricConfig `mapstructure:"disk_health.disk.discard.operation_time"`
-	DiskHealthDiskDiscardOperations    DiskHealthDiskDiscardOperationsMetricConfig    `mapstructure:"disk_health.disk.discard.operations"`
-	DiskHealthDiskFlushOperationTime   DiskHealthDiskFlushOperationTimeMetricConfig   `mapstructure:"disk_health.disk.flush.operation_time"`
-	DiskHealthDiskFlushOperations      DiskHealthDiskFlushOperationsMetricConfig      `mapstructure:"disk_health.disk.flush.operations"`
-	DiskHealthDiskIoRate               DiskHealthDiskIoRateMetricConfig               `mapstructure:"disk_health.disk.io.rate"`
-	DiskHealthDiskMergedRate           DiskHealthDiskMergedRateMetricConfig           `mapstructure:"disk_health.disk.merged.rate"`
-	DiskHealthDiskMergedRatio          DiskHealthDiskMergedRatioMetricConfig          `mapstructure:"disk_health.disk.merged.ratio"`
-	DiskHealthDiskOperationAverageSize DiskHealthDiskOperationAverageSizeMetricConfig `mapstructure:"disk_health.disk.operation.average_size"`
-	DiskHealthDiskOperationAverageTime DiskHealthDiskOperationAverageTimeMetricConfig `mapstructure:"disk_health.disk.operation.average_time"`
-	DiskHealthDiskOperationRate        DiskHealthDiskOperationRateMetricConfig        `mapstructure:"disk_health.disk.operation.rate"`
-	DiskHealthDiskPendingOperations    DiskHealthDiskPendingOperationsMetricConfig    `mapstructure:"disk_health.disk.pending_operations"`
-	DiskHealthDiskQueueLength          DiskHealthDiskQueueLengthMetricConfig          `mapstructure:"disk_health.disk.queue.length"`
-	DiskHealthDiskUtilization          DiskHealthDiskUtilizationMetricConfig          `mapstructure:"disk_health.disk.utilization"`
-	DiskHealthDiskWeightedIoTime       DiskHealthDiskWeightedIoTimeMetricConfig       `mapstructure:"disk_health.disk.weighted_io_time"`
-	SystemDiskIo                       SystemDiskIoMetricConfig                       `mapstructure:"system.disk.io"`
-	SystemDiskIoTime                   SystemDiskIoTimeMetricConfig                   `mapstructure:"system.disk.io_time"`
-	SystemDiskLimit                    SystemDiskLimitMetricConfig                    `mapstructure:"system.disk.limit"`
-	SystemDiskMerged                   SystemDiskMergedMetricConfig                   `mapstructure:"system.disk.merged"`
-	SystemDiskOperationTime            SystemDiskOperationTimeMetricConfig            `mapstructure:"system.disk.operation_time"`
-	SystemDiskOperations               SystemDiskOperationsMetricConfig               `mapstructure:"system.disk.operations"`
+	DiskHealthDiskDiscardIo                   DiskHealthDiskDiscardIoMetricConfig                   `mapstructure:"disk_health.disk.discard.io"`
+	DiskHealthDiskDiscardMergeRate            DiskHealthDiskDiscardMergeRateMetricConfig            `mapstructure:"disk_health.disk.discard.merge.rate"`
+	DiskHealthDiskDiscardMergeRatio           DiskHealthDiskDiscardMergeRatioMetricConfig           `mapstructure:"disk_health.disk.discard.merge.ratio"`
+	DiskHealthDiskDiscardMerged               DiskHealthDiskDiscardMergedMetricConfig               `mapstructure:"disk_health.disk.discard.merged"`
+	DiskHealthDiskDiscardOperationAverageSize DiskHealthDiskDiscardOperationAverageSizeMetricConfig `mapstructure:"disk_health.disk.discard.operation.average_size"`
+	DiskHealthDiskDiscardOperationAverageTime DiskHealthDiskDiscardOperationAverageTimeMetricConfig `mapstructure:"disk_health.disk.discard.operation.average_time"`
+	DiskHealthDiskDiscardOperationRate        DiskHealthDiskDiscardOperationRateMetricConfig        `mapstructure:"disk_health.disk.discard.operation.rate"`
+	DiskHealthDiskDiscardOperationTime        DiskHealthDiskDiscardOperationTimeMetricConfig        `mapstructure:"disk_health.disk.discard.operation_time"`
+	DiskHealthDiskDiscardOperations           DiskHealthDiskDiscardOperationsMetricConfig           `mapstructure:"disk_health.disk.discard.operations"`
+	DiskHealthDiskDiscardThroughput           DiskHealthDiskDiscardThroughputMetricConfig           `mapstructure:"disk_health.disk.discard.throughput"`
+	DiskHealthDiskFlushOperationAverageTime   DiskHealthDiskFlushOperationAverageTimeMetricConfig   `mapstructure:"disk_health.disk.flush.operation.average_time"`
+	DiskHealthDiskFlushOperationRate          DiskHealthDiskFlushOperationRateMetricConfig          `mapstructure:"disk_health.disk.flush.operation.rate"`
+	DiskHealthDiskFlushOperationTime          DiskHealthDiskFlushOperationTimeMetricConfig          `mapstructure:"disk_health.disk.flush.operation_time"`
+	DiskHealthDiskFlushOperations             DiskHealthDiskFlushOperationsMetricConfig             `mapstructure:"disk_health.disk.flush.operations"`
+	DiskHealthDiskMergeRate                   DiskHealthDiskMergeRateMetricConfig                   `mapstructure:"disk_health.disk.merge.rate"`
+	DiskHealthDiskMergeRatio                  DiskHealthDiskMergeRatioMetricConfig                  `mapstructure:"disk_health.disk.merge.ratio"`
+	DiskHealthDiskOperationAverageSize        DiskHealthDiskOperationAverageSizeMetricConfig        `mapstructure:"disk_health.disk.operation.average_size"`
+	DiskHealthDiskOperationAverageTime        DiskHealthDiskOperationAverageTimeMetricConfig        `mapstructure:"disk_health.disk.operation.average_time"`
+	DiskHealthDiskOperationRate               DiskHealthDiskOperationRateMetricConfig               `mapstructure:"disk_health.disk.operation.rate"`
+	DiskHealthDiskPendingOperations           DiskHealthDiskPendingOperationsMetricConfig           `mapstructure:"disk_health.disk.pending_operations"`
+	DiskHealthDiskQueueLength                 DiskHealthDiskQueueLengthMetricConfig                 `mapstructure:"disk_health.disk.queue.length"`
+	DiskHealthDiskThroughput                  DiskHealthDiskThroughputMetricConfig                  `mapstructure:"disk_health.disk.throughput"`
+	DiskHealthDiskUtilization                 DiskHealthDiskUtilizationMetricConfig                 `mapstructure:"disk_health.disk.utilization"`
+	DiskHealthDiskWeightedIoTime              DiskHealthDiskWeightedIoTimeMetricConfig              `mapstructure:"disk_health.disk.weighted_io_time"`
+	SystemDiskIo                              SystemDiskIoMetricConfig                              `mapstructure:"system.disk.io"`
+	SystemDiskIoTime                          SystemDiskIoTimeMetricConfig                          `mapstructure:"system.disk.io_time"`
+	SystemDiskLimit                           SystemDiskLimitMetricConfig                           `mapstructure:"system.disk.limit"`
+	SystemDiskMerged                          SystemDiskMergedMetricConfig                          `mapstructure:"system.disk.merged"`
+	SystemDiskOperationTime                   SystemDiskOperationTimeMetricConfig                   `mapstructure:"system.disk.operation_time"`
+	SystemDiskOperations                      SystemDiskOperationsMetricConfig                      `mapstructure:"system.disk.operations"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -1108,10 +1500,35 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []DiskHealthDiskDiscardIoMetricAttributeKey{DiskHealthDiskDiscardIoMetricAttributeKeySystemDevice},
 		},
+		DiskHealthDiskDiscardMergeRate: DiskHealthDiskDiscardMergeRateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskDiscardMergeRateMetricAttributeKey{DiskHealthDiskDiscardMergeRateMetricAttributeKeySystemDevice},
+		},
+		DiskHealthDiskDiscardMergeRatio: DiskHealthDiskDiscardMergeRatioMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskDiscardMergeRatioMetricAttributeKey{DiskHealthDiskDiscardMergeRatioMetricAttributeKeySystemDevice},
+		},
 		DiskHealthDiskDiscardMerged: DiskHealthDiskDiscardMergedMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []DiskHealthDiskDiscardMergedMetricAttributeKey{DiskHealthDiskDiscardMergedMetricAttributeKeySystemDevice},
+		},
+		DiskHealthDiskDiscardOperationAverageSize: DiskHealthDiskDiscardOperationAverageSizeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskDiscardOperationAverageSizeMetricAttributeKey{DiskHealthDiskDiscardOperationAverageSizeMetricAttributeKeySystemDevice},
+		},
+		DiskHealthDiskDiscardOperationAverageTime: DiskHealthDiskDiscardOperationAverageTimeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskDiscardOperationAverageTimeMetricAttributeKey{DiskHealthDiskDiscardOperationAverageTimeMetricAttributeKeySystemDevice},
+		},
+		DiskHealthDiskDiscardOperationRate: DiskHealthDiskDiscardOperationRateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskDiscardOperationRateMetricAttributeKey{DiskHealthDiskDiscardOperationRateMetricAttributeKeySystemDevice},
 		},
 		DiskHealthDiskDiscardOperationTime: DiskHealthDiskDiscardOperationTimeMetricConfig{
 			Enabled:             true,
@@ -1123,6 +1540,21 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []DiskHealthDiskDiscardOperationsMetricAttributeKey{DiskHealthDiskDiscardOperationsMetricAttributeKeySystemDevice},
 		},
+		DiskHealthDiskDiscardThroughput: DiskHealthDiskDiscardThroughputMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskDiscardThroughputMetricAttributeKey{DiskHealthDiskDiscardThroughputMetricAttributeKeySystemDevice},
+		},
+		DiskHealthDiskFlushOperationAverageTime: DiskHealthDiskFlushOperationAverageTimeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskFlushOperationAverageTimeMetricAttributeKey{DiskHealthDiskFlushOperationAverageTimeMetricAttributeKeySystemDevice},
+		},
+		DiskHealthDiskFlushOperationRate: DiskHealthDiskFlushOperationRateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskFlushOperationRateMetricAttributeKey{DiskHealthDiskFlushOperationRateMetricAttributeKeySystemDevice},
+		},
 		DiskHealthDiskFlushOperationTime: DiskHealthDiskFlushOperationTimeMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -1133,35 +1565,30 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []DiskHealthDiskFlushOperationsMetricAttributeKey{DiskHealthDiskFlushOperationsMetricAttributeKeySystemDevice},
 		},
-		DiskHealthDiskIoRate: DiskHealthDiskIoRateMetricConfig{
+		DiskHealthDiskMergeRate: DiskHealthDiskMergeRateMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []DiskHealthDiskIoRateMetricAttributeKey{DiskHealthDiskIoRateMetricAttributeKeySystemDevice, DiskHealthDiskIoRateMetricAttributeKeyIostatDirection},
+			EnabledAttributes:   []DiskHealthDiskMergeRateMetricAttributeKey{DiskHealthDiskMergeRateMetricAttributeKeySystemDevice, DiskHealthDiskMergeRateMetricAttributeKeyDiskIoDirection},
 		},
-		DiskHealthDiskMergedRate: DiskHealthDiskMergedRateMetricConfig{
+		DiskHealthDiskMergeRatio: DiskHealthDiskMergeRatioMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []DiskHealthDiskMergedRateMetricAttributeKey{DiskHealthDiskMergedRateMetricAttributeKeySystemDevice, DiskHealthDiskMergedRateMetricAttributeKeyIostatDirection},
-		},
-		DiskHealthDiskMergedRatio: DiskHealthDiskMergedRatioMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []DiskHealthDiskMergedRatioMetricAttributeKey{DiskHealthDiskMergedRatioMetricAttributeKeySystemDevice, DiskHealthDiskMergedRatioMetricAttributeKeyIostatDirection},
+			EnabledAttributes:   []DiskHealthDiskMergeRatioMetricAttributeKey{DiskHealthDiskMergeRatioMetricAttributeKeySystemDevice, DiskHealthDiskMergeRatioMetricAttributeKeyDiskIoDirection},
 		},
 		DiskHealthDiskOperationAverageSize: DiskHealthDiskOperationAverageSizeMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []DiskHealthDiskOperationAverageSizeMetricAttributeKey{DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageSizeMetricAttributeKeyIostatDirection},
+			EnabledAttributes:   []DiskHealthDiskOperationAverageSizeMetricAttributeKey{DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageSizeMetricAttributeKeyDiskIoDirection},
 		},
 		DiskHealthDiskOperationAverageTime: DiskHealthDiskOperationAverageTimeMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []DiskHealthDiskOperationAverageTimeMetricAttributeKey{DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageTimeMetricAttributeKeyIostatDirection},
+			EnabledAttributes:   []DiskHealthDiskOperationAverageTimeMetricAttributeKey{DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageTimeMetricAttributeKeyDiskIoDirection},
 		},
 		DiskHealthDiskOperationRate: DiskHealthDiskOperationRateMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []DiskHealthDiskOperationRateMetricAttributeKey{DiskHealthDiskOperationRateMetricAttributeKeySystemDevice, DiskHealthDiskOperationRateMetricAttributeKeyIostatDirection},
+			EnabledAttributes:   []DiskHealthDiskOperationRateMetricAttributeKey{DiskHealthDiskOperationRateMetricAttributeKeySystemDevice, DiskHealthDiskOperationRateMetricAttributeKeyDiskIoDirection},
 		},
 		DiskHealthDiskPendingOperations: DiskHealthDiskPendingOperationsMetricConfig{
 			Enabled:             true,
@@ -1172,6 +1599,11 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []DiskHealthDiskQueueLengthMetricAttributeKey{DiskHealthDiskQueueLengthMetricAttributeKeySystemDevice},
+		},
+		DiskHealthDiskThroughput: DiskHealthDiskThroughputMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthDiskThroughputMetricAttributeKey{DiskHealthDiskThroughputMetricAttributeKeySystemDevice, DiskHealthDiskThroughputMetricAttributeKeyDiskIoDirection},
 		},
 		DiskHealthDiskUtilization: DiskHealthDiskUtilizationMetricConfig{
 			Enabled:             true,

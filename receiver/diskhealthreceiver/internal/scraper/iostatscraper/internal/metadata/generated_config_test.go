@@ -31,10 +31,35 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []DiskHealthDiskDiscardIoMetricAttributeKey{DiskHealthDiskDiscardIoMetricAttributeKeySystemDevice},
 					},
+					DiskHealthDiskDiscardMergeRate: DiskHealthDiskDiscardMergeRateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskDiscardMergeRateMetricAttributeKey{DiskHealthDiskDiscardMergeRateMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskDiscardMergeRatio: DiskHealthDiskDiscardMergeRatioMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskDiscardMergeRatioMetricAttributeKey{DiskHealthDiskDiscardMergeRatioMetricAttributeKeySystemDevice},
+					},
 					DiskHealthDiskDiscardMerged: DiskHealthDiskDiscardMergedMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []DiskHealthDiskDiscardMergedMetricAttributeKey{DiskHealthDiskDiscardMergedMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskDiscardOperationAverageSize: DiskHealthDiskDiscardOperationAverageSizeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskDiscardOperationAverageSizeMetricAttributeKey{DiskHealthDiskDiscardOperationAverageSizeMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskDiscardOperationAverageTime: DiskHealthDiskDiscardOperationAverageTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskDiscardOperationAverageTimeMetricAttributeKey{DiskHealthDiskDiscardOperationAverageTimeMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskDiscardOperationRate: DiskHealthDiskDiscardOperationRateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskDiscardOperationRateMetricAttributeKey{DiskHealthDiskDiscardOperationRateMetricAttributeKeySystemDevice},
 					},
 					DiskHealthDiskDiscardOperationTime: DiskHealthDiskDiscardOperationTimeMetricConfig{
 						Enabled:             true,
@@ -46,6 +71,21 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []DiskHealthDiskDiscardOperationsMetricAttributeKey{DiskHealthDiskDiscardOperationsMetricAttributeKeySystemDevice},
 					},
+					DiskHealthDiskDiscardThroughput: DiskHealthDiskDiscardThroughputMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskDiscardThroughputMetricAttributeKey{DiskHealthDiskDiscardThroughputMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskFlushOperationAverageTime: DiskHealthDiskFlushOperationAverageTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskFlushOperationAverageTimeMetricAttributeKey{DiskHealthDiskFlushOperationAverageTimeMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskFlushOperationRate: DiskHealthDiskFlushOperationRateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskFlushOperationRateMetricAttributeKey{DiskHealthDiskFlushOperationRateMetricAttributeKeySystemDevice},
+					},
 					DiskHealthDiskFlushOperationTime: DiskHealthDiskFlushOperationTimeMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -56,35 +96,30 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []DiskHealthDiskFlushOperationsMetricAttributeKey{DiskHealthDiskFlushOperationsMetricAttributeKeySystemDevice},
 					},
-					DiskHealthDiskIoRate: DiskHealthDiskIoRateMetricConfig{
+					DiskHealthDiskMergeRate: DiskHealthDiskMergeRateMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiskHealthDiskIoRateMetricAttributeKey{DiskHealthDiskIoRateMetricAttributeKeySystemDevice, DiskHealthDiskIoRateMetricAttributeKeyIostatDirection},
+						EnabledAttributes:   []DiskHealthDiskMergeRateMetricAttributeKey{DiskHealthDiskMergeRateMetricAttributeKeySystemDevice, DiskHealthDiskMergeRateMetricAttributeKeyDiskIoDirection},
 					},
-					DiskHealthDiskMergedRate: DiskHealthDiskMergedRateMetricConfig{
+					DiskHealthDiskMergeRatio: DiskHealthDiskMergeRatioMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiskHealthDiskMergedRateMetricAttributeKey{DiskHealthDiskMergedRateMetricAttributeKeySystemDevice, DiskHealthDiskMergedRateMetricAttributeKeyIostatDirection},
-					},
-					DiskHealthDiskMergedRatio: DiskHealthDiskMergedRatioMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiskHealthDiskMergedRatioMetricAttributeKey{DiskHealthDiskMergedRatioMetricAttributeKeySystemDevice, DiskHealthDiskMergedRatioMetricAttributeKeyIostatDirection},
+						EnabledAttributes:   []DiskHealthDiskMergeRatioMetricAttributeKey{DiskHealthDiskMergeRatioMetricAttributeKeySystemDevice, DiskHealthDiskMergeRatioMetricAttributeKeyDiskIoDirection},
 					},
 					DiskHealthDiskOperationAverageSize: DiskHealthDiskOperationAverageSizeMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiskHealthDiskOperationAverageSizeMetricAttributeKey{DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageSizeMetricAttributeKeyIostatDirection},
+						EnabledAttributes:   []DiskHealthDiskOperationAverageSizeMetricAttributeKey{DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageSizeMetricAttributeKeyDiskIoDirection},
 					},
 					DiskHealthDiskOperationAverageTime: DiskHealthDiskOperationAverageTimeMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiskHealthDiskOperationAverageTimeMetricAttributeKey{DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageTimeMetricAttributeKeyIostatDirection},
+						EnabledAttributes:   []DiskHealthDiskOperationAverageTimeMetricAttributeKey{DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageTimeMetricAttributeKeyDiskIoDirection},
 					},
 					DiskHealthDiskOperationRate: DiskHealthDiskOperationRateMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiskHealthDiskOperationRateMetricAttributeKey{DiskHealthDiskOperationRateMetricAttributeKeySystemDevice, DiskHealthDiskOperationRateMetricAttributeKeyIostatDirection},
+						EnabledAttributes:   []DiskHealthDiskOperationRateMetricAttributeKey{DiskHealthDiskOperationRateMetricAttributeKeySystemDevice, DiskHealthDiskOperationRateMetricAttributeKeyDiskIoDirection},
 					},
 					DiskHealthDiskPendingOperations: DiskHealthDiskPendingOperationsMetricConfig{
 						Enabled:             true,
@@ -95,6 +130,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []DiskHealthDiskQueueLengthMetricAttributeKey{DiskHealthDiskQueueLengthMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskThroughput: DiskHealthDiskThroughputMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskThroughputMetricAttributeKey{DiskHealthDiskThroughputMetricAttributeKeySystemDevice, DiskHealthDiskThroughputMetricAttributeKeyDiskIoDirection},
 					},
 					DiskHealthDiskUtilization: DiskHealthDiskUtilizationMetricConfig{
 						Enabled:             true,
@@ -161,10 +201,35 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []DiskHealthDiskDiscardIoMetricAttributeKey{DiskHealthDiskDiscardIoMetricAttributeKeySystemDevice},
 					},
+					DiskHealthDiskDiscardMergeRate: DiskHealthDiskDiscardMergeRateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskDiscardMergeRateMetricAttributeKey{DiskHealthDiskDiscardMergeRateMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskDiscardMergeRatio: DiskHealthDiskDiscardMergeRatioMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskDiscardMergeRatioMetricAttributeKey{DiskHealthDiskDiscardMergeRatioMetricAttributeKeySystemDevice},
+					},
 					DiskHealthDiskDiscardMerged: DiskHealthDiskDiscardMergedMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []DiskHealthDiskDiscardMergedMetricAttributeKey{DiskHealthDiskDiscardMergedMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskDiscardOperationAverageSize: DiskHealthDiskDiscardOperationAverageSizeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskDiscardOperationAverageSizeMetricAttributeKey{DiskHealthDiskDiscardOperationAverageSizeMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskDiscardOperationAverageTime: DiskHealthDiskDiscardOperationAverageTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskDiscardOperationAverageTimeMetricAttributeKey{DiskHealthDiskDiscardOperationAverageTimeMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskDiscardOperationRate: DiskHealthDiskDiscardOperationRateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskDiscardOperationRateMetricAttributeKey{DiskHealthDiskDiscardOperationRateMetricAttributeKeySystemDevice},
 					},
 					DiskHealthDiskDiscardOperationTime: DiskHealthDiskDiscardOperationTimeMetricConfig{
 						Enabled:             false,
@@ -176,6 +241,21 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []DiskHealthDiskDiscardOperationsMetricAttributeKey{DiskHealthDiskDiscardOperationsMetricAttributeKeySystemDevice},
 					},
+					DiskHealthDiskDiscardThroughput: DiskHealthDiskDiscardThroughputMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskDiscardThroughputMetricAttributeKey{DiskHealthDiskDiscardThroughputMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskFlushOperationAverageTime: DiskHealthDiskFlushOperationAverageTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskFlushOperationAverageTimeMetricAttributeKey{DiskHealthDiskFlushOperationAverageTimeMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskFlushOperationRate: DiskHealthDiskFlushOperationRateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskFlushOperationRateMetricAttributeKey{DiskHealthDiskFlushOperationRateMetricAttributeKeySystemDevice},
+					},
 					DiskHealthDiskFlushOperationTime: DiskHealthDiskFlushOperationTimeMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -186,35 +266,30 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []DiskHealthDiskFlushOperationsMetricAttributeKey{DiskHealthDiskFlushOperationsMetricAttributeKeySystemDevice},
 					},
-					DiskHealthDiskIoRate: DiskHealthDiskIoRateMetricConfig{
+					DiskHealthDiskMergeRate: DiskHealthDiskMergeRateMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiskHealthDiskIoRateMetricAttributeKey{DiskHealthDiskIoRateMetricAttributeKeySystemDevice, DiskHealthDiskIoRateMetricAttributeKeyIostatDirection},
+						EnabledAttributes:   []DiskHealthDiskMergeRateMetricAttributeKey{DiskHealthDiskMergeRateMetricAttributeKeySystemDevice, DiskHealthDiskMergeRateMetricAttributeKeyDiskIoDirection},
 					},
-					DiskHealthDiskMergedRate: DiskHealthDiskMergedRateMetricConfig{
+					DiskHealthDiskMergeRatio: DiskHealthDiskMergeRatioMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiskHealthDiskMergedRateMetricAttributeKey{DiskHealthDiskMergedRateMetricAttributeKeySystemDevice, DiskHealthDiskMergedRateMetricAttributeKeyIostatDirection},
-					},
-					DiskHealthDiskMergedRatio: DiskHealthDiskMergedRatioMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiskHealthDiskMergedRatioMetricAttributeKey{DiskHealthDiskMergedRatioMetricAttributeKeySystemDevice, DiskHealthDiskMergedRatioMetricAttributeKeyIostatDirection},
+						EnabledAttributes:   []DiskHealthDiskMergeRatioMetricAttributeKey{DiskHealthDiskMergeRatioMetricAttributeKeySystemDevice, DiskHealthDiskMergeRatioMetricAttributeKeyDiskIoDirection},
 					},
 					DiskHealthDiskOperationAverageSize: DiskHealthDiskOperationAverageSizeMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiskHealthDiskOperationAverageSizeMetricAttributeKey{DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageSizeMetricAttributeKeyIostatDirection},
+						EnabledAttributes:   []DiskHealthDiskOperationAverageSizeMetricAttributeKey{DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageSizeMetricAttributeKeyDiskIoDirection},
 					},
 					DiskHealthDiskOperationAverageTime: DiskHealthDiskOperationAverageTimeMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiskHealthDiskOperationAverageTimeMetricAttributeKey{DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageTimeMetricAttributeKeyIostatDirection},
+						EnabledAttributes:   []DiskHealthDiskOperationAverageTimeMetricAttributeKey{DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice, DiskHealthDiskOperationAverageTimeMetricAttributeKeyDiskIoDirection},
 					},
 					DiskHealthDiskOperationRate: DiskHealthDiskOperationRateMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiskHealthDiskOperationRateMetricAttributeKey{DiskHealthDiskOperationRateMetricAttributeKeySystemDevice, DiskHealthDiskOperationRateMetricAttributeKeyIostatDirection},
+						EnabledAttributes:   []DiskHealthDiskOperationRateMetricAttributeKey{DiskHealthDiskOperationRateMetricAttributeKeySystemDevice, DiskHealthDiskOperationRateMetricAttributeKeyDiskIoDirection},
 					},
 					DiskHealthDiskPendingOperations: DiskHealthDiskPendingOperationsMetricConfig{
 						Enabled:             false,
@@ -225,6 +300,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []DiskHealthDiskQueueLengthMetricAttributeKey{DiskHealthDiskQueueLengthMetricAttributeKeySystemDevice},
+					},
+					DiskHealthDiskThroughput: DiskHealthDiskThroughputMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthDiskThroughputMetricAttributeKey{DiskHealthDiskThroughputMetricAttributeKeySystemDevice, DiskHealthDiskThroughputMetricAttributeKeyDiskIoDirection},
 					},
 					DiskHealthDiskUtilization: DiskHealthDiskUtilizationMetricConfig{
 						Enabled:             false,
@@ -286,7 +366,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthDiskDiscardIoMetricConfig{}, DiskHealthDiskDiscardMergedMetricConfig{}, DiskHealthDiskDiscardOperationTimeMetricConfig{}, DiskHealthDiskDiscardOperationsMetricConfig{}, DiskHealthDiskFlushOperationTimeMetricConfig{}, DiskHealthDiskFlushOperationsMetricConfig{}, DiskHealthDiskIoRateMetricConfig{}, DiskHealthDiskMergedRateMetricConfig{}, DiskHealthDiskMergedRatioMetricConfig{}, DiskHealthDiskOperationAverageSizeMetricConfig{}, DiskHealthDiskOperationAverageTimeMetricConfig{}, DiskHealthDiskOperationRateMetricConfig{}, DiskHealthDiskPendingOperationsMetricConfig{}, DiskHealthDiskQueueLengthMetricConfig{}, DiskHealthDiskUtilizationMetricConfig{}, DiskHealthDiskWeightedIoTimeMetricConfig{}, SystemDiskIoMetricConfig{}, SystemDiskIoTimeMetricConfig{}, SystemDiskLimitMetricConfig{}, SystemDiskMergedMetricConfig{}, SystemDiskOperationTimeMetricConfig{}, SystemDiskOperationsMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthDiskDiscardIoMetricConfig{}, DiskHealthDiskDiscardMergeRateMetricConfig{}, DiskHealthDiskDiscardMergeRatioMetricConfig{}, DiskHealthDiskDiscardMergedMetricConfig{}, DiskHealthDiskDiscardOperationAverageSizeMetricConfig{}, DiskHealthDiskDiscardOperationAverageTimeMetricConfig{}, DiskHealthDiskDiscardOperationRateMetricConfig{}, DiskHealthDiskDiscardOperationTimeMetricConfig{}, DiskHealthDiskDiscardOperationsMetricConfig{}, DiskHealthDiskDiscardThroughputMetricConfig{}, DiskHealthDiskFlushOperationAverageTimeMetricConfig{}, DiskHealthDiskFlushOperationRateMetricConfig{}, DiskHealthDiskFlushOperationTimeMetricConfig{}, DiskHealthDiskFlushOperationsMetricConfig{}, DiskHealthDiskMergeRateMetricConfig{}, DiskHealthDiskMergeRatioMetricConfig{}, DiskHealthDiskOperationAverageSizeMetricConfig{}, DiskHealthDiskOperationAverageTimeMetricConfig{}, DiskHealthDiskOperationRateMetricConfig{}, DiskHealthDiskPendingOperationsMetricConfig{}, DiskHealthDiskQueueLengthMetricConfig{}, DiskHealthDiskThroughputMetricConfig{}, DiskHealthDiskUtilizationMetricConfig{}, DiskHealthDiskWeightedIoTimeMetricConfig{}, SystemDiskIoMetricConfig{}, SystemDiskIoTimeMetricConfig{}, SystemDiskLimitMetricConfig{}, SystemDiskMergedMetricConfig{}, SystemDiskOperationTimeMetricConfig{}, SystemDiskOperationsMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -303,6 +383,30 @@ func TestDiskHealthDiskDiscardIoMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestDiskHealthDiskDiscardMergeRateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskDiscardMergeRate
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskDiscardMergeRateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.discard.merge.rate doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskDiscardMergeRate
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskDiscardMergeRatioMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskDiscardMergeRatio
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskDiscardMergeRatioMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.discard.merge.ratio doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskDiscardMergeRatio
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestDiskHealthDiskDiscardMergedMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().DiskHealthDiskDiscardMerged
 	require.NoError(t, cfg.Validate())
@@ -311,6 +415,42 @@ func TestDiskHealthDiskDiscardMergedMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.discard.merged doesn't have an attribute invalid, valid attributes: [system.device]")
 
 	cfg = DefaultMetricsConfig().DiskHealthDiskDiscardMerged
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskDiscardOperationAverageSizeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskDiscardOperationAverageSize
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskDiscardOperationAverageSizeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.discard.operation.average_size doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskDiscardOperationAverageSize
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskDiscardOperationAverageTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskDiscardOperationAverageTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskDiscardOperationAverageTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.discard.operation.average_time doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskDiscardOperationAverageTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskDiscardOperationRateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskDiscardOperationRate
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskDiscardOperationRateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.discard.operation.rate doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskDiscardOperationRate
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -339,6 +479,42 @@ func TestDiskHealthDiskDiscardOperationsMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestDiskHealthDiskDiscardThroughputMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskDiscardThroughput
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskDiscardThroughputMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.discard.throughput doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskDiscardThroughput
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskFlushOperationAverageTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskFlushOperationAverageTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskFlushOperationAverageTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.flush.operation.average_time doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskFlushOperationAverageTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskFlushOperationRateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskFlushOperationRate
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskFlushOperationRateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.flush.operation.rate doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskFlushOperationRate
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestDiskHealthDiskFlushOperationTimeMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().DiskHealthDiskFlushOperationTime
 	require.NoError(t, cfg.Validate())
@@ -363,38 +539,26 @@ func TestDiskHealthDiskFlushOperationsMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestDiskHealthDiskIoRateMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().DiskHealthDiskIoRate
+func TestDiskHealthDiskMergeRateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskMergeRate
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []DiskHealthDiskIoRateMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.io.rate doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+	cfg.EnabledAttributes = []DiskHealthDiskMergeRateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.merge.rate doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
 
-	cfg = DefaultMetricsConfig().DiskHealthDiskIoRate
+	cfg = DefaultMetricsConfig().DiskHealthDiskMergeRate
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
-func TestDiskHealthDiskMergedRateMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().DiskHealthDiskMergedRate
+func TestDiskHealthDiskMergeRatioMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskMergeRatio
 	require.NoError(t, cfg.Validate())
 
-	cfg.EnabledAttributes = []DiskHealthDiskMergedRateMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.merged.rate doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+	cfg.EnabledAttributes = []DiskHealthDiskMergeRatioMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.merge.ratio doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
 
-	cfg = DefaultMetricsConfig().DiskHealthDiskMergedRate
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestDiskHealthDiskMergedRatioMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().DiskHealthDiskMergedRatio
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []DiskHealthDiskMergedRatioMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.merged.ratio doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
-
-	cfg = DefaultMetricsConfig().DiskHealthDiskMergedRatio
+	cfg = DefaultMetricsConfig().DiskHealthDiskMergeRatio
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -455,6 +619,18 @@ func TestDiskHealthDiskQueueLengthMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.queue.length doesn't have an attribute invalid, valid attributes: [system.device]")
 
 	cfg = DefaultMetricsConfig().DiskHealthDiskQueueLength
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskThroughputMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskThroughput
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskThroughputMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.throughput doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskThroughput
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -33,10 +33,40 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskDiscardIo.EnabledAttributes, DiskHealthDiskDiscardIoMetricAttributeKeySystemDevice)),
 		},
 		{
+			Name: "disk_health.disk.discard.merge.rate", Description: "Discard requests merged per second over the last interval (iostat drqm/s). Kernel 4.18+. Not in semantic conventions.", Unit: "{operation}/s",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskDiscardMergeRate.Enabled, Strategy: m.DiskHealthDiskDiscardMergeRate.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskDiscardMergeRate.EnabledAttributes, DiskHealthDiskDiscardMergeRateMetricAttributeKeySystemDevice)),
+		},
+		{
+			Name: "disk_health.disk.discard.merge.ratio", Description: "Share of the discard requests that were merged over the last interval, 0–1 (iostat %drqm divided by 100). Kernel 4.18+. Not in semantic conventions.", Unit: "1",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskDiscardMergeRatio.Enabled, Strategy: m.DiskHealthDiskDiscardMergeRatio.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskDiscardMergeRatio.EnabledAttributes, DiskHealthDiskDiscardMergeRatioMetricAttributeKeySystemDevice)),
+		},
+		{
 			Name: "disk_health.disk.discard.merged", Description: "Adjacent discard requests merged into one, field 16. Kernel 4.18+. Not in semantic conventions.", Unit: "{operation}",
 			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
 			Enabled: m.DiskHealthDiskDiscardMerged.Enabled, Strategy: m.DiskHealthDiskDiscardMerged.AggregationStrategy, Attrs: 1,
 			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskDiscardMerged.EnabledAttributes, DiskHealthDiskDiscardMergedMetricAttributeKeySystemDevice)),
+		},
+		{
+			Name: "disk_health.disk.discard.operation.average_size", Description: "Average size of the discard requests completed over the last interval (iostat dareq-sz, in bytes). Kernel 4.18+. Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskDiscardOperationAverageSize.Enabled, Strategy: m.DiskHealthDiskDiscardOperationAverageSize.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskDiscardOperationAverageSize.EnabledAttributes, DiskHealthDiskDiscardOperationAverageSizeMetricAttributeKeySystemDevice)),
+		},
+		{
+			Name: "disk_health.disk.discard.operation.average_time", Description: "Average time a discard request completed over the last interval took, queueing included (iostat d_await, in seconds). Kernel 4.18+. Not in semantic conventions.", Unit: "s",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskDiscardOperationAverageTime.Enabled, Strategy: m.DiskHealthDiskDiscardOperationAverageTime.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskDiscardOperationAverageTime.EnabledAttributes, DiskHealthDiskDiscardOperationAverageTimeMetricAttributeKeySystemDevice)),
+		},
+		{
+			Name: "disk_health.disk.discard.operation.rate", Description: "Discard requests completed per second over the last interval (iostat d/s). Kernel 4.18+. Not in semantic conventions.", Unit: "{operation}/s",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskDiscardOperationRate.Enabled, Strategy: m.DiskHealthDiskDiscardOperationRate.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskDiscardOperationRate.EnabledAttributes, DiskHealthDiskDiscardOperationRateMetricAttributeKeySystemDevice)),
 		},
 		{
 			Name: "disk_health.disk.discard.operation_time", Description: "Sum of the time each discard request took, field 18 (32-bit ms, wrap-extended). Kernel 4.18+. Not in semantic conventions.", Unit: "s",
@@ -51,6 +81,24 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskDiscardOperations.EnabledAttributes, DiskHealthDiskDiscardOperationsMetricAttributeKeySystemDevice)),
 		},
 		{
+			Name: "disk_health.disk.discard.throughput", Description: "Bytes per second discarded over the last interval (iostat dkB/s, in bytes). Kernel 4.18+. Not in semantic conventions.", Unit: "By/s",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskDiscardThroughput.Enabled, Strategy: m.DiskHealthDiskDiscardThroughput.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskDiscardThroughput.EnabledAttributes, DiskHealthDiskDiscardThroughputMetricAttributeKeySystemDevice)),
+		},
+		{
+			Name: "disk_health.disk.flush.operation.average_time", Description: "Average time a flush request completed over the last interval took, queueing included (iostat f_await, in seconds). Kernel 5.5+, whole disks only. Not in semantic conventions.", Unit: "s",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskFlushOperationAverageTime.Enabled, Strategy: m.DiskHealthDiskFlushOperationAverageTime.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskFlushOperationAverageTime.EnabledAttributes, DiskHealthDiskFlushOperationAverageTimeMetricAttributeKeySystemDevice)),
+		},
+		{
+			Name: "disk_health.disk.flush.operation.rate", Description: "Flush requests completed per second over the last interval (iostat f/s). Kernel 5.5+, whole disks only. Not in semantic conventions.", Unit: "{operation}/s",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskFlushOperationRate.Enabled, Strategy: m.DiskHealthDiskFlushOperationRate.AggregationStrategy, Attrs: 1,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskFlushOperationRate.EnabledAttributes, DiskHealthDiskFlushOperationRateMetricAttributeKeySystemDevice)),
+		},
+		{
 			Name: "disk_health.disk.flush.operation_time", Description: "Sum of the time each flush request took, field 20 (32-bit ms, wrap-extended). Kernel 5.5+, whole disks only. Not in semantic conventions.", Unit: "s",
 			Monotonic: true, Temporality: pmetric.AggregationTemporalityCumulative,
 			Enabled: m.DiskHealthDiskFlushOperationTime.Enabled, Strategy: m.DiskHealthDiskFlushOperationTime.AggregationStrategy, Attrs: 1,
@@ -63,40 +111,34 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskFlushOperations.EnabledAttributes, DiskHealthDiskFlushOperationsMetricAttributeKeySystemDevice)),
 		},
 		{
-			Name: "disk_health.disk.io.rate", Description: "Bytes per second read / written / discarded over the last interval (iostat rkB/s, wkB/s, dkB/s, in bytes). Not in semantic conventions.", Unit: "By/s",
+			Name: "disk_health.disk.merge.rate", Description: "Read / write requests merged per second over the last interval (iostat rrqm/s, wrqm/s). Not in semantic conventions.", Unit: "{operation}/s",
 			Gauge:   true,
-			Enabled: m.DiskHealthDiskIoRate.Enabled, Strategy: m.DiskHealthDiskIoRate.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskIoRate.EnabledAttributes, DiskHealthDiskIoRateMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskIoRate.EnabledAttributes, DiskHealthDiskIoRateMetricAttributeKeyIostatDirection)),
+			Enabled: m.DiskHealthDiskMergeRate.Enabled, Strategy: m.DiskHealthDiskMergeRate.AggregationStrategy, Attrs: 2,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskMergeRate.EnabledAttributes, DiskHealthDiskMergeRateMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskMergeRate.EnabledAttributes, DiskHealthDiskMergeRateMetricAttributeKeyDiskIoDirection)),
 		},
 		{
-			Name: "disk_health.disk.merged.rate", Description: "Requests merged per second over the last interval (iostat rrqm/s, wrqm/s, drqm/s). Not in semantic conventions.", Unit: "{operation}/s",
+			Name: "disk_health.disk.merge.ratio", Description: "Share of the read / write requests that were merged over the last interval, 0–1 (iostat %rrqm, %wrqm divided by 100). Not in semantic conventions.", Unit: "1",
 			Gauge:   true,
-			Enabled: m.DiskHealthDiskMergedRate.Enabled, Strategy: m.DiskHealthDiskMergedRate.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskMergedRate.EnabledAttributes, DiskHealthDiskMergedRateMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskMergedRate.EnabledAttributes, DiskHealthDiskMergedRateMetricAttributeKeyIostatDirection)),
+			Enabled: m.DiskHealthDiskMergeRatio.Enabled, Strategy: m.DiskHealthDiskMergeRatio.AggregationStrategy, Attrs: 2,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskMergeRatio.EnabledAttributes, DiskHealthDiskMergeRatioMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskMergeRatio.EnabledAttributes, DiskHealthDiskMergeRatioMetricAttributeKeyDiskIoDirection)),
 		},
 		{
-			Name: "disk_health.disk.merged.ratio", Description: "Share of requests that were merged over the last interval, 0–1 (iostat %rrqm, %wrqm, %drqm divided by 100). Not in semantic conventions.", Unit: "1",
-			Gauge:   true,
-			Enabled: m.DiskHealthDiskMergedRatio.Enabled, Strategy: m.DiskHealthDiskMergedRatio.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskMergedRatio.EnabledAttributes, DiskHealthDiskMergedRatioMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskMergedRatio.EnabledAttributes, DiskHealthDiskMergedRatioMetricAttributeKeyIostatDirection)),
-		},
-		{
-			Name: "disk_health.disk.operation.average_size", Description: "Average size of the requests completed over the last interval (iostat rareq-sz, wareq-sz, dareq-sz, in bytes). Not in semantic conventions.", Unit: "By",
+			Name: "disk_health.disk.operation.average_size", Description: "Average size of the read / write requests completed over the last interval (iostat rareq-sz, wareq-sz, in bytes). Not in semantic conventions.", Unit: "By",
 			Gauge:   true,
 			Enabled: m.DiskHealthDiskOperationAverageSize.Enabled, Strategy: m.DiskHealthDiskOperationAverageSize.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskOperationAverageSize.EnabledAttributes, DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskOperationAverageSize.EnabledAttributes, DiskHealthDiskOperationAverageSizeMetricAttributeKeyIostatDirection)),
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskOperationAverageSize.EnabledAttributes, DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskOperationAverageSize.EnabledAttributes, DiskHealthDiskOperationAverageSizeMetricAttributeKeyDiskIoDirection)),
 		},
 		{
-			Name: "disk_health.disk.operation.average_time", Description: "Average time a request completed over the last interval took, queueing included (iostat r_await, w_await, d_await, f_await, in seconds). Not in semantic conventions.", Unit: "s",
+			Name: "disk_health.disk.operation.average_time", Description: "Average time a read / write request completed over the last interval took, queueing included (iostat r_await, w_await, in seconds). Not in semantic conventions.", Unit: "s",
 			Gauge:   true,
 			Enabled: m.DiskHealthDiskOperationAverageTime.Enabled, Strategy: m.DiskHealthDiskOperationAverageTime.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskOperationAverageTime.EnabledAttributes, DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskOperationAverageTime.EnabledAttributes, DiskHealthDiskOperationAverageTimeMetricAttributeKeyIostatDirection)),
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskOperationAverageTime.EnabledAttributes, DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskOperationAverageTime.EnabledAttributes, DiskHealthDiskOperationAverageTimeMetricAttributeKeyDiskIoDirection)),
 		},
 		{
-			Name: "disk_health.disk.operation.rate", Description: "Requests completed per second over the last interval (iostat r/s, w/s, d/s, f/s). Not in semantic conventions.", Unit: "{operation}/s",
+			Name: "disk_health.disk.operation.rate", Description: "Read / write requests completed per second over the last interval (iostat r/s, w/s). Not in semantic conventions.", Unit: "{operation}/s",
 			Gauge:   true,
 			Enabled: m.DiskHealthDiskOperationRate.Enabled, Strategy: m.DiskHealthDiskOperationRate.AggregationStrategy, Attrs: 2,
-			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskOperationRate.EnabledAttributes, DiskHealthDiskOperationRateMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskOperationRate.EnabledAttributes, DiskHealthDiskOperationRateMetricAttributeKeyIostatDirection)),
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskOperationRate.EnabledAttributes, DiskHealthDiskOperationRateMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskOperationRate.EnabledAttributes, DiskHealthDiskOperationRateMetricAttributeKeyDiskIoDirection)),
 		},
 		{
 			Name: "disk_health.disk.pending_operations", Description: "Requests in flight at the moment of the read (field 12). Not in semantic conventions (hostmetrics name).", Unit: "{operation}",
@@ -109,6 +151,12 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 			Gauge:   true,
 			Enabled: m.DiskHealthDiskQueueLength.Enabled, Strategy: m.DiskHealthDiskQueueLength.AggregationStrategy, Attrs: 1,
 			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskQueueLength.EnabledAttributes, DiskHealthDiskQueueLengthMetricAttributeKeySystemDevice)),
+		},
+		{
+			Name: "disk_health.disk.throughput", Description: "Bytes per second read / written over the last interval (iostat rkB/s, wkB/s, in bytes). Not in semantic conventions.", Unit: "By/s",
+			Gauge:   true,
+			Enabled: m.DiskHealthDiskThroughput.Enabled, Strategy: m.DiskHealthDiskThroughput.AggregationStrategy, Attrs: 2,
+			Keep: emit.Keep(slices.Contains(m.DiskHealthDiskThroughput.EnabledAttributes, DiskHealthDiskThroughputMetricAttributeKeySystemDevice), slices.Contains(m.DiskHealthDiskThroughput.EnabledAttributes, DiskHealthDiskThroughputMetricAttributeKeyDiskIoDirection)),
 		},
 		{
 			Name: "disk_health.disk.utilization", Description: "Share of the last interval during which the device had at least one request in flight, 0–1 (iostat %util divided by 100). Not saturation on devices that serve requests in parallel (NVMe, RAID). Not in semantic conventions.", Unit: "1",
@@ -188,9 +236,37 @@ func (e *Emitter) AppendDiskHealthDiskDiscardIoDataPoint(ts pcommon.Timestamp, v
 	e.SetInt(m, dp, val)
 }
 
+// AppendDiskHealthDiskDiscardMergeRateDataPoint adds a data point to disk_health.disk.discard.merge.rate, as MetricsBuilder.RecordDiskHealthDiskDiscardMergeRateDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskDiscardMergeRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	m := e.Metric(1)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
+// AppendDiskHealthDiskDiscardMergeRatioDataPoint adds a data point to disk_health.disk.discard.merge.ratio, as MetricsBuilder.RecordDiskHealthDiskDiscardMergeRatioDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskDiscardMergeRatioDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	m := e.Metric(2)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
 // AppendDiskHealthDiskDiscardMergedDataPoint adds a data point to disk_health.disk.discard.merged, as MetricsBuilder.RecordDiskHealthDiskDiscardMergedDataPoint does.
 func (e *Emitter) AppendDiskHealthDiskDiscardMergedDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
-	m := e.Metric(1)
+	m := e.Metric(3)
 	if m == nil {
 		return
 	}
@@ -202,9 +278,51 @@ func (e *Emitter) AppendDiskHealthDiskDiscardMergedDataPoint(ts pcommon.Timestam
 	e.SetInt(m, dp, val)
 }
 
+// AppendDiskHealthDiskDiscardOperationAverageSizeDataPoint adds a data point to disk_health.disk.discard.operation.average_size, as MetricsBuilder.RecordDiskHealthDiskDiscardOperationAverageSizeDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskDiscardOperationAverageSizeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	m := e.Metric(4)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
+// AppendDiskHealthDiskDiscardOperationAverageTimeDataPoint adds a data point to disk_health.disk.discard.operation.average_time, as MetricsBuilder.RecordDiskHealthDiskDiscardOperationAverageTimeDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskDiscardOperationAverageTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	m := e.Metric(5)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
+// AppendDiskHealthDiskDiscardOperationRateDataPoint adds a data point to disk_health.disk.discard.operation.rate, as MetricsBuilder.RecordDiskHealthDiskDiscardOperationRateDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskDiscardOperationRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	m := e.Metric(6)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
 // AppendDiskHealthDiskDiscardOperationTimeDataPoint adds a data point to disk_health.disk.discard.operation_time, as MetricsBuilder.RecordDiskHealthDiskDiscardOperationTimeDataPoint does.
 func (e *Emitter) AppendDiskHealthDiskDiscardOperationTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	m := e.Metric(2)
+	m := e.Metric(7)
 	if m == nil {
 		return
 	}
@@ -218,7 +336,7 @@ func (e *Emitter) AppendDiskHealthDiskDiscardOperationTimeDataPoint(ts pcommon.T
 
 // AppendDiskHealthDiskDiscardOperationsDataPoint adds a data point to disk_health.disk.discard.operations, as MetricsBuilder.RecordDiskHealthDiskDiscardOperationsDataPoint does.
 func (e *Emitter) AppendDiskHealthDiskDiscardOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
-	m := e.Metric(3)
+	m := e.Metric(8)
 	if m == nil {
 		return
 	}
@@ -230,9 +348,51 @@ func (e *Emitter) AppendDiskHealthDiskDiscardOperationsDataPoint(ts pcommon.Time
 	e.SetInt(m, dp, val)
 }
 
+// AppendDiskHealthDiskDiscardThroughputDataPoint adds a data point to disk_health.disk.discard.throughput, as MetricsBuilder.RecordDiskHealthDiskDiscardThroughputDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskDiscardThroughputDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	m := e.Metric(9)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
+// AppendDiskHealthDiskFlushOperationAverageTimeDataPoint adds a data point to disk_health.disk.flush.operation.average_time, as MetricsBuilder.RecordDiskHealthDiskFlushOperationAverageTimeDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskFlushOperationAverageTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	m := e.Metric(10)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
+// AppendDiskHealthDiskFlushOperationRateDataPoint adds a data point to disk_health.disk.flush.operation.rate, as MetricsBuilder.RecordDiskHealthDiskFlushOperationRateDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskFlushOperationRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	m := e.Metric(11)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
 // AppendDiskHealthDiskFlushOperationTimeDataPoint adds a data point to disk_health.disk.flush.operation_time, as MetricsBuilder.RecordDiskHealthDiskFlushOperationTimeDataPoint does.
 func (e *Emitter) AppendDiskHealthDiskFlushOperationTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	m := e.Metric(4)
+	m := e.Metric(12)
 	if m == nil {
 		return
 	}
@@ -246,7 +406,7 @@ func (e *Emitter) AppendDiskHealthDiskFlushOperationTimeDataPoint(ts pcommon.Tim
 
 // AppendDiskHealthDiskFlushOperationsDataPoint adds a data point to disk_health.disk.flush.operations, as MetricsBuilder.RecordDiskHealthDiskFlushOperationsDataPoint does.
 func (e *Emitter) AppendDiskHealthDiskFlushOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
-	m := e.Metric(5)
+	m := e.Metric(13)
 	if m == nil {
 		return
 	}
@@ -258,9 +418,9 @@ func (e *Emitter) AppendDiskHealthDiskFlushOperationsDataPoint(ts pcommon.Timest
 	e.SetInt(m, dp, val)
 }
 
-// AppendDiskHealthDiskIoRateDataPoint adds a data point to disk_health.disk.io.rate, as MetricsBuilder.RecordDiskHealthDiskIoRateDataPoint does.
-func (e *Emitter) AppendDiskHealthDiskIoRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	m := e.Metric(6)
+// AppendDiskHealthDiskMergeRateDataPoint adds a data point to disk_health.disk.merge.rate, as MetricsBuilder.RecordDiskHealthDiskMergeRateDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskMergeRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	m := e.Metric(14)
 	if m == nil {
 		return
 	}
@@ -270,14 +430,14 @@ func (e *Emitter) AppendDiskHealthDiskIoRateDataPoint(ts pcommon.Timestamp, val 
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("disk.io.direction", iostatDirectionAttributeValue.String())
+		attrs.PutStr("disk.io.direction", diskIoDirectionAttributeValue.String())
 	}
 	e.SetDouble(m, dp, val)
 }
 
-// AppendDiskHealthDiskMergedRateDataPoint adds a data point to disk_health.disk.merged.rate, as MetricsBuilder.RecordDiskHealthDiskMergedRateDataPoint does.
-func (e *Emitter) AppendDiskHealthDiskMergedRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	m := e.Metric(7)
+// AppendDiskHealthDiskMergeRatioDataPoint adds a data point to disk_health.disk.merge.ratio, as MetricsBuilder.RecordDiskHealthDiskMergeRatioDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskMergeRatioDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	m := e.Metric(15)
 	if m == nil {
 		return
 	}
@@ -287,31 +447,14 @@ func (e *Emitter) AppendDiskHealthDiskMergedRateDataPoint(ts pcommon.Timestamp, 
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("disk.io.direction", iostatDirectionAttributeValue.String())
-	}
-	e.SetDouble(m, dp, val)
-}
-
-// AppendDiskHealthDiskMergedRatioDataPoint adds a data point to disk_health.disk.merged.ratio, as MetricsBuilder.RecordDiskHealthDiskMergedRatioDataPoint does.
-func (e *Emitter) AppendDiskHealthDiskMergedRatioDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	m := e.Metric(8)
-	if m == nil {
-		return
-	}
-	dp := e.Point(m, ts)
-	attrs := dp.Attributes()
-	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("disk.io.direction", iostatDirectionAttributeValue.String())
+		attrs.PutStr("disk.io.direction", diskIoDirectionAttributeValue.String())
 	}
 	e.SetDouble(m, dp, val)
 }
 
 // AppendDiskHealthDiskOperationAverageSizeDataPoint adds a data point to disk_health.disk.operation.average_size, as MetricsBuilder.RecordDiskHealthDiskOperationAverageSizeDataPoint does.
-func (e *Emitter) AppendDiskHealthDiskOperationAverageSizeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	m := e.Metric(9)
+func (e *Emitter) AppendDiskHealthDiskOperationAverageSizeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	m := e.Metric(16)
 	if m == nil {
 		return
 	}
@@ -321,14 +464,14 @@ func (e *Emitter) AppendDiskHealthDiskOperationAverageSizeDataPoint(ts pcommon.T
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("disk.io.direction", iostatDirectionAttributeValue.String())
+		attrs.PutStr("disk.io.direction", diskIoDirectionAttributeValue.String())
 	}
 	e.SetDouble(m, dp, val)
 }
 
 // AppendDiskHealthDiskOperationAverageTimeDataPoint adds a data point to disk_health.disk.operation.average_time, as MetricsBuilder.RecordDiskHealthDiskOperationAverageTimeDataPoint does.
-func (e *Emitter) AppendDiskHealthDiskOperationAverageTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	m := e.Metric(10)
+func (e *Emitter) AppendDiskHealthDiskOperationAverageTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	m := e.Metric(17)
 	if m == nil {
 		return
 	}
@@ -338,14 +481,14 @@ func (e *Emitter) AppendDiskHealthDiskOperationAverageTimeDataPoint(ts pcommon.T
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("disk.io.direction", iostatDirectionAttributeValue.String())
+		attrs.PutStr("disk.io.direction", diskIoDirectionAttributeValue.String())
 	}
 	e.SetDouble(m, dp, val)
 }
 
 // AppendDiskHealthDiskOperationRateDataPoint adds a data point to disk_health.disk.operation.rate, as MetricsBuilder.RecordDiskHealthDiskOperationRateDataPoint does.
-func (e *Emitter) AppendDiskHealthDiskOperationRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	m := e.Metric(11)
+func (e *Emitter) AppendDiskHealthDiskOperationRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	m := e.Metric(18)
 	if m == nil {
 		return
 	}
@@ -355,14 +498,14 @@ func (e *Emitter) AppendDiskHealthDiskOperationRateDataPoint(ts pcommon.Timestam
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("disk.io.direction", iostatDirectionAttributeValue.String())
+		attrs.PutStr("disk.io.direction", diskIoDirectionAttributeValue.String())
 	}
 	e.SetDouble(m, dp, val)
 }
 
 // AppendDiskHealthDiskPendingOperationsDataPoint adds a data point to disk_health.disk.pending_operations, as MetricsBuilder.RecordDiskHealthDiskPendingOperationsDataPoint does.
 func (e *Emitter) AppendDiskHealthDiskPendingOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
-	m := e.Metric(12)
+	m := e.Metric(19)
 	if m == nil {
 		return
 	}
@@ -376,7 +519,7 @@ func (e *Emitter) AppendDiskHealthDiskPendingOperationsDataPoint(ts pcommon.Time
 
 // AppendDiskHealthDiskQueueLengthDataPoint adds a data point to disk_health.disk.queue.length, as MetricsBuilder.RecordDiskHealthDiskQueueLengthDataPoint does.
 func (e *Emitter) AppendDiskHealthDiskQueueLengthDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	m := e.Metric(13)
+	m := e.Metric(20)
 	if m == nil {
 		return
 	}
@@ -388,9 +531,26 @@ func (e *Emitter) AppendDiskHealthDiskQueueLengthDataPoint(ts pcommon.Timestamp,
 	e.SetDouble(m, dp, val)
 }
 
+// AppendDiskHealthDiskThroughputDataPoint adds a data point to disk_health.disk.throughput, as MetricsBuilder.RecordDiskHealthDiskThroughputDataPoint does.
+func (e *Emitter) AppendDiskHealthDiskThroughputDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	m := e.Metric(21)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("disk.io.direction", diskIoDirectionAttributeValue.String())
+	}
+	e.SetDouble(m, dp, val)
+}
+
 // AppendDiskHealthDiskUtilizationDataPoint adds a data point to disk_health.disk.utilization, as MetricsBuilder.RecordDiskHealthDiskUtilizationDataPoint does.
 func (e *Emitter) AppendDiskHealthDiskUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	m := e.Metric(14)
+	m := e.Metric(22)
 	if m == nil {
 		return
 	}
@@ -404,7 +564,7 @@ func (e *Emitter) AppendDiskHealthDiskUtilizationDataPoint(ts pcommon.Timestamp,
 
 // AppendDiskHealthDiskWeightedIoTimeDataPoint adds a data point to disk_health.disk.weighted_io_time, as MetricsBuilder.RecordDiskHealthDiskWeightedIoTimeDataPoint does.
 func (e *Emitter) AppendDiskHealthDiskWeightedIoTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	m := e.Metric(15)
+	m := e.Metric(23)
 	if m == nil {
 		return
 	}
@@ -418,7 +578,7 @@ func (e *Emitter) AppendDiskHealthDiskWeightedIoTimeDataPoint(ts pcommon.Timesta
 
 // AppendSystemDiskIoDataPoint adds a data point to system.disk.io, as MetricsBuilder.RecordSystemDiskIoDataPoint does.
 func (e *Emitter) AppendSystemDiskIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
-	m := e.Metric(16)
+	m := e.Metric(24)
 	if m == nil {
 		return
 	}
@@ -435,7 +595,7 @@ func (e *Emitter) AppendSystemDiskIoDataPoint(ts pcommon.Timestamp, val int64, s
 
 // AppendSystemDiskIoTimeDataPoint adds a data point to system.disk.io_time, as MetricsBuilder.RecordSystemDiskIoTimeDataPoint does.
 func (e *Emitter) AppendSystemDiskIoTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
-	m := e.Metric(17)
+	m := e.Metric(25)
 	if m == nil {
 		return
 	}
@@ -449,7 +609,7 @@ func (e *Emitter) AppendSystemDiskIoTimeDataPoint(ts pcommon.Timestamp, val floa
 
 // AppendSystemDiskLimitDataPoint adds a data point to system.disk.limit, as MetricsBuilder.RecordSystemDiskLimitDataPoint does.
 func (e *Emitter) AppendSystemDiskLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
-	m := e.Metric(18)
+	m := e.Metric(26)
 	if m == nil {
 		return
 	}
@@ -463,7 +623,7 @@ func (e *Emitter) AppendSystemDiskLimitDataPoint(ts pcommon.Timestamp, val int64
 
 // AppendSystemDiskMergedDataPoint adds a data point to system.disk.merged, as MetricsBuilder.RecordSystemDiskMergedDataPoint does.
 func (e *Emitter) AppendSystemDiskMergedDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
-	m := e.Metric(19)
+	m := e.Metric(27)
 	if m == nil {
 		return
 	}
@@ -480,7 +640,7 @@ func (e *Emitter) AppendSystemDiskMergedDataPoint(ts pcommon.Timestamp, val int6
 
 // AppendSystemDiskOperationTimeDataPoint adds a data point to system.disk.operation_time, as MetricsBuilder.RecordSystemDiskOperationTimeDataPoint does.
 func (e *Emitter) AppendSystemDiskOperationTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
-	m := e.Metric(20)
+	m := e.Metric(28)
 	if m == nil {
 		return
 	}
@@ -497,7 +657,7 @@ func (e *Emitter) AppendSystemDiskOperationTimeDataPoint(ts pcommon.Timestamp, v
 
 // AppendSystemDiskOperationsDataPoint adds a data point to system.disk.operations, as MetricsBuilder.RecordSystemDiskOperationsDataPoint does.
 func (e *Emitter) AppendSystemDiskOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
-	m := e.Metric(21)
+	m := e.Metric(29)
 	if m == nil {
 		return
 	}

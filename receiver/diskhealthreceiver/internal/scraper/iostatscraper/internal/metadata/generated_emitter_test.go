@@ -25,19 +25,27 @@ func TestEmitterMatchesBuilder(t *testing.T) {
 	for _, s := range []string{AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax} {
 		mbc := loadMetricsBuilderConfig(t, "reaggregate_set")
 		mbc.Metrics.DiskHealthDiskDiscardIo.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskDiscardMergeRate.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskDiscardMergeRatio.AggregationStrategy = s
 		mbc.Metrics.DiskHealthDiskDiscardMerged.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskDiscardOperationAverageSize.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskDiscardOperationAverageTime.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskDiscardOperationRate.AggregationStrategy = s
 		mbc.Metrics.DiskHealthDiskDiscardOperationTime.AggregationStrategy = s
 		mbc.Metrics.DiskHealthDiskDiscardOperations.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskDiscardThroughput.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskFlushOperationAverageTime.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskFlushOperationRate.AggregationStrategy = s
 		mbc.Metrics.DiskHealthDiskFlushOperationTime.AggregationStrategy = s
 		mbc.Metrics.DiskHealthDiskFlushOperations.AggregationStrategy = s
-		mbc.Metrics.DiskHealthDiskIoRate.AggregationStrategy = s
-		mbc.Metrics.DiskHealthDiskMergedRate.AggregationStrategy = s
-		mbc.Metrics.DiskHealthDiskMergedRatio.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskMergeRate.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskMergeRatio.AggregationStrategy = s
 		mbc.Metrics.DiskHealthDiskOperationAverageSize.AggregationStrategy = s
 		mbc.Metrics.DiskHealthDiskOperationAverageTime.AggregationStrategy = s
 		mbc.Metrics.DiskHealthDiskOperationRate.AggregationStrategy = s
 		mbc.Metrics.DiskHealthDiskPendingOperations.AggregationStrategy = s
 		mbc.Metrics.DiskHealthDiskQueueLength.AggregationStrategy = s
+		mbc.Metrics.DiskHealthDiskThroughput.AggregationStrategy = s
 		mbc.Metrics.DiskHealthDiskUtilization.AggregationStrategy = s
 		mbc.Metrics.DiskHealthDiskWeightedIoTime.AggregationStrategy = s
 		mbc.Metrics.SystemDiskIo.AggregationStrategy = s
@@ -111,10 +119,40 @@ func testPoints(k int) []testPoint {
 				e.AppendDiskHealthDiskDiscardIoDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskDiscardMergeRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskDiscardMergeRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskDiscardMergeRatioDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskDiscardMergeRatioDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordDiskHealthDiskDiscardMergedDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
 				e.AppendDiskHealthDiskDiscardMergedDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskDiscardOperationAverageSizeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskDiscardOperationAverageSizeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskDiscardOperationAverageTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskDiscardOperationAverageTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskDiscardOperationRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskDiscardOperationRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordDiskHealthDiskDiscardOperationTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
@@ -129,6 +167,24 @@ func testPoints(k int) []testPoint {
 				e.AppendDiskHealthDiskDiscardOperationsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskDiscardThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskDiscardThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskFlushOperationAverageTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskFlushOperationAverageTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskFlushOperationRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskFlushOperationRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordDiskHealthDiskFlushOperationTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
@@ -141,40 +197,34 @@ func testPoints(k int) []testPoint {
 				e.AppendDiskHealthDiskFlushOperationsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthDiskIoRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+			mb.RecordDiskHealthDiskMergeRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthDiskIoRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+				e.AppendDiskHealthDiskMergeRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthDiskMergedRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+			mb.RecordDiskHealthDiskMergeRatioDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthDiskMergedRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+				e.AppendDiskHealthDiskMergeRatioDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthDiskMergedRatioDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+			mb.RecordDiskHealthDiskOperationAverageSizeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthDiskMergedRatioDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+				e.AppendDiskHealthDiskOperationAverageSizeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthDiskOperationAverageSizeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+			mb.RecordDiskHealthDiskOperationAverageTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthDiskOperationAverageSizeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+				e.AppendDiskHealthDiskOperationAverageTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthDiskOperationAverageTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+			mb.RecordDiskHealthDiskOperationRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthDiskOperationAverageTimeDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthDiskOperationRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthDiskOperationRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeIostatDirection(1+k%4))
+				e.AppendDiskHealthDiskOperationRateDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordDiskHealthDiskPendingOperationsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k))
@@ -187,6 +237,12 @@ func testPoints(k int) []testPoint {
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
 				e.AppendDiskHealthDiskQueueLengthDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordDiskHealthDiskThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendDiskHealthDiskThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeDiskIoDirection(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordDiskHealthDiskUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k))

@@ -46,47 +46,33 @@ var MapAttributeDiskIoDirection = map[string]AttributeDiskIoDirection{
 	"write": AttributeDiskIoDirectionWrite,
 }
 
-// AttributeIostatDirection specifies the value iostat.direction attribute.
-type AttributeIostatDirection int
-
-const (
-	_ AttributeIostatDirection = iota
-	AttributeIostatDirectionRead
-	AttributeIostatDirectionWrite
-	AttributeIostatDirectionDiscard
-	AttributeIostatDirectionFlush
-)
-
-// String returns the string representation of the AttributeIostatDirection.
-func (av AttributeIostatDirection) String() string {
-	switch av {
-	case AttributeIostatDirectionRead:
-		return "read"
-	case AttributeIostatDirectionWrite:
-		return "write"
-	case AttributeIostatDirectionDiscard:
-		return "discard"
-	case AttributeIostatDirectionFlush:
-		return "flush"
-	}
-	return ""
-}
-
-// MapAttributeIostatDirection is a helper map of string to AttributeIostatDirection attribute value.
-var MapAttributeIostatDirection = map[string]AttributeIostatDirection{
-	"read":    AttributeIostatDirectionRead,
-	"write":   AttributeIostatDirectionWrite,
-	"discard": AttributeIostatDirectionDiscard,
-	"flush":   AttributeIostatDirectionFlush,
-}
-
 var MetricsInfo = metricsInfo{
 	DiskHealthDiskDiscardIo: metricInfo{
 		Name:       "disk_health.disk.discard.io",
 		Attributes: []string{"system.device"},
 	},
+	DiskHealthDiskDiscardMergeRate: metricInfo{
+		Name:       "disk_health.disk.discard.merge.rate",
+		Attributes: []string{"system.device"},
+	},
+	DiskHealthDiskDiscardMergeRatio: metricInfo{
+		Name:       "disk_health.disk.discard.merge.ratio",
+		Attributes: []string{"system.device"},
+	},
 	DiskHealthDiskDiscardMerged: metricInfo{
 		Name:       "disk_health.disk.discard.merged",
+		Attributes: []string{"system.device"},
+	},
+	DiskHealthDiskDiscardOperationAverageSize: metricInfo{
+		Name:       "disk_health.disk.discard.operation.average_size",
+		Attributes: []string{"system.device"},
+	},
+	DiskHealthDiskDiscardOperationAverageTime: metricInfo{
+		Name:       "disk_health.disk.discard.operation.average_time",
+		Attributes: []string{"system.device"},
+	},
+	DiskHealthDiskDiscardOperationRate: metricInfo{
+		Name:       "disk_health.disk.discard.operation.rate",
 		Attributes: []string{"system.device"},
 	},
 	DiskHealthDiskDiscardOperationTime: metricInfo{
@@ -97,6 +83,18 @@ var MetricsInfo = metricsInfo{
 		Name:       "disk_health.disk.discard.operations",
 		Attributes: []string{"system.device"},
 	},
+	DiskHealthDiskDiscardThroughput: metricInfo{
+		Name:       "disk_health.disk.discard.throughput",
+		Attributes: []string{"system.device"},
+	},
+	DiskHealthDiskFlushOperationAverageTime: metricInfo{
+		Name:       "disk_health.disk.flush.operation.average_time",
+		Attributes: []string{"system.device"},
+	},
+	DiskHealthDiskFlushOperationRate: metricInfo{
+		Name:       "disk_health.disk.flush.operation.rate",
+		Attributes: []string{"system.device"},
+	},
 	DiskHealthDiskFlushOperationTime: metricInfo{
 		Name:       "disk_health.disk.flush.operation_time",
 		Attributes: []string{"system.device"},
@@ -105,29 +103,25 @@ var MetricsInfo = metricsInfo{
 		Name:       "disk_health.disk.flush.operations",
 		Attributes: []string{"system.device"},
 	},
-	DiskHealthDiskIoRate: metricInfo{
-		Name:       "disk_health.disk.io.rate",
-		Attributes: []string{"system.device", "iostat.direction"},
+	DiskHealthDiskMergeRate: metricInfo{
+		Name:       "disk_health.disk.merge.rate",
+		Attributes: []string{"system.device", "disk.io.direction"},
 	},
-	DiskHealthDiskMergedRate: metricInfo{
-		Name:       "disk_health.disk.merged.rate",
-		Attributes: []string{"system.device", "iostat.direction"},
-	},
-	DiskHealthDiskMergedRatio: metricInfo{
-		Name:       "disk_health.disk.merged.ratio",
-		Attributes: []string{"system.device", "iostat.direction"},
+	DiskHealthDiskMergeRatio: metricInfo{
+		Name:       "disk_health.disk.merge.ratio",
+		Attributes: []string{"system.device", "disk.io.direction"},
 	},
 	DiskHealthDiskOperationAverageSize: metricInfo{
 		Name:       "disk_health.disk.operation.average_size",
-		Attributes: []string{"system.device", "iostat.direction"},
+		Attributes: []string{"system.device", "disk.io.direction"},
 	},
 	DiskHealthDiskOperationAverageTime: metricInfo{
 		Name:       "disk_health.disk.operation.average_time",
-		Attributes: []string{"system.device", "iostat.direction"},
+		Attributes: []string{"system.device", "disk.io.direction"},
 	},
 	DiskHealthDiskOperationRate: metricInfo{
 		Name:       "disk_health.disk.operation.rate",
-		Attributes: []string{"system.device", "iostat.direction"},
+		Attributes: []string{"system.device", "disk.io.direction"},
 	},
 	DiskHealthDiskPendingOperations: metricInfo{
 		Name:       "disk_health.disk.pending_operations",
@@ -136,6 +130,10 @@ var MetricsInfo = metricsInfo{
 	DiskHealthDiskQueueLength: metricInfo{
 		Name:       "disk_health.disk.queue.length",
 		Attributes: []string{"system.device"},
+	},
+	DiskHealthDiskThroughput: metricInfo{
+		Name:       "disk_health.disk.throughput",
+		Attributes: []string{"system.device", "disk.io.direction"},
 	},
 	DiskHealthDiskUtilization: metricInfo{
 		Name:       "disk_health.disk.utilization",
@@ -172,28 +170,36 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	DiskHealthDiskDiscardIo            metricInfo
-	DiskHealthDiskDiscardMerged        metricInfo
-	DiskHealthDiskDiscardOperationTime metricInfo
-	DiskHealthDiskDiscardOperations    metricInfo
-	DiskHealthDiskFlushOperationTime   metricInfo
-	DiskHealthDiskFlushOperations      metricInfo
-	DiskHealthDiskIoRate               metricInfo
-	DiskHealthDiskMergedRate           metricInfo
-	DiskHealthDiskMergedRatio          metricInfo
-	DiskHealthDiskOperationAverageSize metricInfo
-	DiskHealthDiskOperationAverageTime metricInfo
-	DiskHealthDiskOperationRate        metricInfo
-	DiskHealthDiskPendingOperations    metricInfo
-	DiskHealthDiskQueueLength          metricInfo
-	DiskHealthDiskUtilization          metricInfo
-	DiskHealthDiskWeightedIoTime       metricInfo
-	SystemDiskIo                       metricInfo
-	SystemDiskIoTime                   metricInfo
-	SystemDiskLimit                    metricInfo
-	SystemDiskMerged                   metricInfo
-	SystemDiskOperationTime            metricInfo
-	SystemDiskOperations               metricInfo
+	DiskHealthDiskDiscardIo                   metricInfo
+	DiskHealthDiskDiscardMergeRate            metricInfo
+	DiskHealthDiskDiscardMergeRatio           metricInfo
+	DiskHealthDiskDiscardMerged               metricInfo
+	DiskHealthDiskDiscardOperationAverageSize metricInfo
+	DiskHealthDiskDiscardOperationAverageTime metricInfo
+	DiskHealthDiskDiscardOperationRate        metricInfo
+	DiskHealthDiskDiscardOperationTime        metricInfo
+	DiskHealthDiskDiscardOperations           metricInfo
+	DiskHealthDiskDiscardThroughput           metricInfo
+	DiskHealthDiskFlushOperationAverageTime   metricInfo
+	DiskHealthDiskFlushOperationRate          metricInfo
+	DiskHealthDiskFlushOperationTime          metricInfo
+	DiskHealthDiskFlushOperations             metricInfo
+	DiskHealthDiskMergeRate                   metricInfo
+	DiskHealthDiskMergeRatio                  metricInfo
+	DiskHealthDiskOperationAverageSize        metricInfo
+	DiskHealthDiskOperationAverageTime        metricInfo
+	DiskHealthDiskOperationRate               metricInfo
+	DiskHealthDiskPendingOperations           metricInfo
+	DiskHealthDiskQueueLength                 metricInfo
+	DiskHealthDiskThroughput                  metricInfo
+	DiskHealthDiskUtilization                 metricInfo
+	DiskHealthDiskWeightedIoTime              metricInfo
+	SystemDiskIo                              metricInfo
+	SystemDiskIoTime                          metricInfo
+	SystemDiskLimit                           metricInfo
+	SystemDiskMerged                          metricInfo
+	SystemDiskOperationTime                   metricInfo
+	SystemDiskOperations                      metricInfo
 }
 
 type metricInfo struct {
@@ -292,6 +298,184 @@ func newMetricDiskHealthDiskDiscardIo(cfg DiskHealthDiskDiscardIoMetricConfig) m
 	return m
 }
 
+type metricDiskHealthDiskDiscardMergeRate struct {
+	data          pmetric.Metric                             // data buffer for generated metric.
+	config        DiskHealthDiskDiscardMergeRateMetricConfig // metric config provided by user.
+	capacity      int                                        // max observed number of data points added to the metric.
+	aggDataPoints []float64                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.discard.merge.rate metric with initial data.
+func (m *metricDiskHealthDiskDiscardMergeRate) init() {
+	m.data.SetName("disk_health.disk.discard.merge.rate")
+	m.data.SetDescription("Discard requests merged per second over the last interval (iostat drqm/s). Kernel 4.18+. Not in semantic conventions.")
+	m.data.SetUnit("{operation}/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskDiscardMergeRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskDiscardMergeRateMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskDiscardMergeRate) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskDiscardMergeRate) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskDiscardMergeRate(cfg DiskHealthDiskDiscardMergeRateMetricConfig) metricDiskHealthDiskDiscardMergeRate {
+	m := metricDiskHealthDiskDiscardMergeRate{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskDiscardMergeRatio struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        DiskHealthDiskDiscardMergeRatioMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []float64                                   // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.discard.merge.ratio metric with initial data.
+func (m *metricDiskHealthDiskDiscardMergeRatio) init() {
+	m.data.SetName("disk_health.disk.discard.merge.ratio")
+	m.data.SetDescription("Share of the discard requests that were merged over the last interval, 0–1 (iostat %drqm divided by 100). Kernel 4.18+. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskDiscardMergeRatio) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskDiscardMergeRatioMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskDiscardMergeRatio) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskDiscardMergeRatio) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskDiscardMergeRatio(cfg DiskHealthDiskDiscardMergeRatioMetricConfig) metricDiskHealthDiskDiscardMergeRatio {
+	m := metricDiskHealthDiskDiscardMergeRatio{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricDiskHealthDiskDiscardMerged struct {
 	data          pmetric.Metric                          // data buffer for generated metric.
 	config        DiskHealthDiskDiscardMergedMetricConfig // metric config provided by user.
@@ -375,6 +559,273 @@ func (m *metricDiskHealthDiskDiscardMerged) emit(metrics pmetric.MetricSlice) {
 
 func newMetricDiskHealthDiskDiscardMerged(cfg DiskHealthDiskDiscardMergedMetricConfig) metricDiskHealthDiskDiscardMerged {
 	m := metricDiskHealthDiskDiscardMerged{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskDiscardOperationAverageSize struct {
+	data          pmetric.Metric                                        // data buffer for generated metric.
+	config        DiskHealthDiskDiscardOperationAverageSizeMetricConfig // metric config provided by user.
+	capacity      int                                                   // max observed number of data points added to the metric.
+	aggDataPoints []float64                                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.discard.operation.average_size metric with initial data.
+func (m *metricDiskHealthDiskDiscardOperationAverageSize) init() {
+	m.data.SetName("disk_health.disk.discard.operation.average_size")
+	m.data.SetDescription("Average size of the discard requests completed over the last interval (iostat dareq-sz, in bytes). Kernel 4.18+. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskDiscardOperationAverageSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskDiscardOperationAverageSizeMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskDiscardOperationAverageSize) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskDiscardOperationAverageSize) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskDiscardOperationAverageSize(cfg DiskHealthDiskDiscardOperationAverageSizeMetricConfig) metricDiskHealthDiskDiscardOperationAverageSize {
+	m := metricDiskHealthDiskDiscardOperationAverageSize{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskDiscardOperationAverageTime struct {
+	data          pmetric.Metric                                        // data buffer for generated metric.
+	config        DiskHealthDiskDiscardOperationAverageTimeMetricConfig // metric config provided by user.
+	capacity      int                                                   // max observed number of data points added to the metric.
+	aggDataPoints []float64                                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.discard.operation.average_time metric with initial data.
+func (m *metricDiskHealthDiskDiscardOperationAverageTime) init() {
+	m.data.SetName("disk_health.disk.discard.operation.average_time")
+	m.data.SetDescription("Average time a discard request completed over the last interval took, queueing included (iostat d_await, in seconds). Kernel 4.18+. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskDiscardOperationAverageTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskDiscardOperationAverageTimeMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskDiscardOperationAverageTime) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskDiscardOperationAverageTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskDiscardOperationAverageTime(cfg DiskHealthDiskDiscardOperationAverageTimeMetricConfig) metricDiskHealthDiskDiscardOperationAverageTime {
+	m := metricDiskHealthDiskDiscardOperationAverageTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskDiscardOperationRate struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        DiskHealthDiskDiscardOperationRateMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []float64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.discard.operation.rate metric with initial data.
+func (m *metricDiskHealthDiskDiscardOperationRate) init() {
+	m.data.SetName("disk_health.disk.discard.operation.rate")
+	m.data.SetDescription("Discard requests completed per second over the last interval (iostat d/s). Kernel 4.18+. Not in semantic conventions.")
+	m.data.SetUnit("{operation}/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskDiscardOperationRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskDiscardOperationRateMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskDiscardOperationRate) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskDiscardOperationRate) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskDiscardOperationRate(cfg DiskHealthDiskDiscardOperationRateMetricConfig) metricDiskHealthDiskDiscardOperationRate {
+	m := metricDiskHealthDiskDiscardOperationRate{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -565,6 +1016,273 @@ func newMetricDiskHealthDiskDiscardOperations(cfg DiskHealthDiskDiscardOperation
 	return m
 }
 
+type metricDiskHealthDiskDiscardThroughput struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        DiskHealthDiskDiscardThroughputMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []float64                                   // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.discard.throughput metric with initial data.
+func (m *metricDiskHealthDiskDiscardThroughput) init() {
+	m.data.SetName("disk_health.disk.discard.throughput")
+	m.data.SetDescription("Bytes per second discarded over the last interval (iostat dkB/s, in bytes). Kernel 4.18+. Not in semantic conventions.")
+	m.data.SetUnit("By/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskDiscardThroughput) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskDiscardThroughputMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskDiscardThroughput) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskDiscardThroughput) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskDiscardThroughput(cfg DiskHealthDiskDiscardThroughputMetricConfig) metricDiskHealthDiskDiscardThroughput {
+	m := metricDiskHealthDiskDiscardThroughput{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskFlushOperationAverageTime struct {
+	data          pmetric.Metric                                      // data buffer for generated metric.
+	config        DiskHealthDiskFlushOperationAverageTimeMetricConfig // metric config provided by user.
+	capacity      int                                                 // max observed number of data points added to the metric.
+	aggDataPoints []float64                                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.flush.operation.average_time metric with initial data.
+func (m *metricDiskHealthDiskFlushOperationAverageTime) init() {
+	m.data.SetName("disk_health.disk.flush.operation.average_time")
+	m.data.SetDescription("Average time a flush request completed over the last interval took, queueing included (iostat f_await, in seconds). Kernel 5.5+, whole disks only. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskFlushOperationAverageTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskFlushOperationAverageTimeMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskFlushOperationAverageTime) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskFlushOperationAverageTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskFlushOperationAverageTime(cfg DiskHealthDiskFlushOperationAverageTimeMetricConfig) metricDiskHealthDiskFlushOperationAverageTime {
+	m := metricDiskHealthDiskFlushOperationAverageTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskFlushOperationRate struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        DiskHealthDiskFlushOperationRateMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []float64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.flush.operation.rate metric with initial data.
+func (m *metricDiskHealthDiskFlushOperationRate) init() {
+	m.data.SetName("disk_health.disk.flush.operation.rate")
+	m.data.SetDescription("Flush requests completed per second over the last interval (iostat f/s). Kernel 5.5+, whole disks only. Not in semantic conventions.")
+	m.data.SetUnit("{operation}/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskFlushOperationRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskFlushOperationRateMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskFlushOperationRate) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskFlushOperationRate) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskFlushOperationRate(cfg DiskHealthDiskFlushOperationRateMetricConfig) metricDiskHealthDiskFlushOperationRate {
+	m := metricDiskHealthDiskFlushOperationRate{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricDiskHealthDiskFlushOperationTime struct {
 	data          pmetric.Metric                               // data buffer for generated metric.
 	config        DiskHealthDiskFlushOperationTimeMetricConfig // metric config provided by user.
@@ -747,116 +1465,24 @@ func newMetricDiskHealthDiskFlushOperations(cfg DiskHealthDiskFlushOperationsMet
 	return m
 }
 
-type metricDiskHealthDiskIoRate struct {
-	data          pmetric.Metric                   // data buffer for generated metric.
-	config        DiskHealthDiskIoRateMetricConfig // metric config provided by user.
-	capacity      int                              // max observed number of data points added to the metric.
-	aggDataPoints []float64                        // slice containing number of aggregated datapoints at each index
+type metricDiskHealthDiskMergeRate struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        DiskHealthDiskMergeRateMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []float64                           // slice containing number of aggregated datapoints at each index
 }
 
-// init fills disk_health.disk.io.rate metric with initial data.
-func (m *metricDiskHealthDiskIoRate) init() {
-	m.data.SetName("disk_health.disk.io.rate")
-	m.data.SetDescription("Bytes per second read / written / discarded over the last interval (iostat rkB/s, wkB/s, dkB/s, in bytes). Not in semantic conventions.")
-	m.data.SetUnit("By/s")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
-}
-
-func (m *metricDiskHealthDiskIoRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-
-	dp := pmetric.NewNumberDataPoint()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskIoRateMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskIoRateMetricAttributeKeyIostatDirection) {
-		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricDiskHealthDiskIoRate) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricDiskHealthDiskIoRate) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricDiskHealthDiskIoRate(cfg DiskHealthDiskIoRateMetricConfig) metricDiskHealthDiskIoRate {
-	m := metricDiskHealthDiskIoRate{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricDiskHealthDiskMergedRate struct {
-	data          pmetric.Metric                       // data buffer for generated metric.
-	config        DiskHealthDiskMergedRateMetricConfig // metric config provided by user.
-	capacity      int                                  // max observed number of data points added to the metric.
-	aggDataPoints []float64                            // slice containing number of aggregated datapoints at each index
-}
-
-// init fills disk_health.disk.merged.rate metric with initial data.
-func (m *metricDiskHealthDiskMergedRate) init() {
-	m.data.SetName("disk_health.disk.merged.rate")
-	m.data.SetDescription("Requests merged per second over the last interval (iostat rrqm/s, wrqm/s, drqm/s). Not in semantic conventions.")
+// init fills disk_health.disk.merge.rate metric with initial data.
+func (m *metricDiskHealthDiskMergeRate) init() {
+	m.data.SetName("disk_health.disk.merge.rate")
+	m.data.SetDescription("Read / write requests merged per second over the last interval (iostat rrqm/s, wrqm/s). Not in semantic conventions.")
 	m.data.SetUnit("{operation}/s")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricDiskHealthDiskMergedRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
+func (m *metricDiskHealthDiskMergeRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -864,11 +1490,11 @@ func (m *metricDiskHealthDiskMergedRate) recordDataPoint(start pcommon.Timestamp
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskMergedRateMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskMergeRateMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskMergedRateMetricAttributeKeyIostatDirection) {
-		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskMergeRateMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
 	}
 
 	var s string
@@ -901,14 +1527,14 @@ func (m *metricDiskHealthDiskMergedRate) recordDataPoint(start pcommon.Timestamp
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricDiskHealthDiskMergedRate) updateCapacity() {
+func (m *metricDiskHealthDiskMergeRate) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricDiskHealthDiskMergedRate) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthDiskMergeRate) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -921,8 +1547,8 @@ func (m *metricDiskHealthDiskMergedRate) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricDiskHealthDiskMergedRate(cfg DiskHealthDiskMergedRateMetricConfig) metricDiskHealthDiskMergedRate {
-	m := metricDiskHealthDiskMergedRate{config: cfg}
+func newMetricDiskHealthDiskMergeRate(cfg DiskHealthDiskMergeRateMetricConfig) metricDiskHealthDiskMergeRate {
+	m := metricDiskHealthDiskMergeRate{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -931,24 +1557,24 @@ func newMetricDiskHealthDiskMergedRate(cfg DiskHealthDiskMergedRateMetricConfig)
 	return m
 }
 
-type metricDiskHealthDiskMergedRatio struct {
-	data          pmetric.Metric                        // data buffer for generated metric.
-	config        DiskHealthDiskMergedRatioMetricConfig // metric config provided by user.
-	capacity      int                                   // max observed number of data points added to the metric.
-	aggDataPoints []float64                             // slice containing number of aggregated datapoints at each index
+type metricDiskHealthDiskMergeRatio struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        DiskHealthDiskMergeRatioMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []float64                            // slice containing number of aggregated datapoints at each index
 }
 
-// init fills disk_health.disk.merged.ratio metric with initial data.
-func (m *metricDiskHealthDiskMergedRatio) init() {
-	m.data.SetName("disk_health.disk.merged.ratio")
-	m.data.SetDescription("Share of requests that were merged over the last interval, 0–1 (iostat %rrqm, %wrqm, %drqm divided by 100). Not in semantic conventions.")
+// init fills disk_health.disk.merge.ratio metric with initial data.
+func (m *metricDiskHealthDiskMergeRatio) init() {
+	m.data.SetName("disk_health.disk.merge.ratio")
+	m.data.SetDescription("Share of the read / write requests that were merged over the last interval, 0–1 (iostat %rrqm, %wrqm divided by 100). Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricDiskHealthDiskMergedRatio) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
+func (m *metricDiskHealthDiskMergeRatio) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -956,11 +1582,11 @@ func (m *metricDiskHealthDiskMergedRatio) recordDataPoint(start pcommon.Timestam
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskMergedRatioMetricAttributeKeySystemDevice) {
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskMergeRatioMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskMergedRatioMetricAttributeKeyIostatDirection) {
-		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskMergeRatioMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
 	}
 
 	var s string
@@ -993,14 +1619,14 @@ func (m *metricDiskHealthDiskMergedRatio) recordDataPoint(start pcommon.Timestam
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricDiskHealthDiskMergedRatio) updateCapacity() {
+func (m *metricDiskHealthDiskMergeRatio) updateCapacity() {
 	if m.data.Gauge().DataPoints().Len() > m.capacity {
 		m.capacity = m.data.Gauge().DataPoints().Len()
 	}
 }
 
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricDiskHealthDiskMergedRatio) emit(metrics pmetric.MetricSlice) {
+func (m *metricDiskHealthDiskMergeRatio) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
@@ -1013,8 +1639,8 @@ func (m *metricDiskHealthDiskMergedRatio) emit(metrics pmetric.MetricSlice) {
 	}
 }
 
-func newMetricDiskHealthDiskMergedRatio(cfg DiskHealthDiskMergedRatioMetricConfig) metricDiskHealthDiskMergedRatio {
-	m := metricDiskHealthDiskMergedRatio{config: cfg}
+func newMetricDiskHealthDiskMergeRatio(cfg DiskHealthDiskMergeRatioMetricConfig) metricDiskHealthDiskMergeRatio {
+	m := metricDiskHealthDiskMergeRatio{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1033,14 +1659,14 @@ type metricDiskHealthDiskOperationAverageSize struct {
 // init fills disk_health.disk.operation.average_size metric with initial data.
 func (m *metricDiskHealthDiskOperationAverageSize) init() {
 	m.data.SetName("disk_health.disk.operation.average_size")
-	m.data.SetDescription("Average size of the requests completed over the last interval (iostat rareq-sz, wareq-sz, dareq-sz, in bytes). Not in semantic conventions.")
+	m.data.SetDescription("Average size of the read / write requests completed over the last interval (iostat rareq-sz, wareq-sz, in bytes). Not in semantic conventions.")
 	m.data.SetUnit("By")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricDiskHealthDiskOperationAverageSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
+func (m *metricDiskHealthDiskOperationAverageSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1051,8 +1677,8 @@ func (m *metricDiskHealthDiskOperationAverageSize) recordDataPoint(start pcommon
 	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskOperationAverageSizeMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskOperationAverageSizeMetricAttributeKeyIostatDirection) {
-		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskOperationAverageSizeMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
 	}
 
 	var s string
@@ -1125,14 +1751,14 @@ type metricDiskHealthDiskOperationAverageTime struct {
 // init fills disk_health.disk.operation.average_time metric with initial data.
 func (m *metricDiskHealthDiskOperationAverageTime) init() {
 	m.data.SetName("disk_health.disk.operation.average_time")
-	m.data.SetDescription("Average time a request completed over the last interval took, queueing included (iostat r_await, w_await, d_await, f_await, in seconds). Not in semantic conventions.")
+	m.data.SetDescription("Average time a read / write request completed over the last interval took, queueing included (iostat r_await, w_await, in seconds). Not in semantic conventions.")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricDiskHealthDiskOperationAverageTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
+func (m *metricDiskHealthDiskOperationAverageTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1143,8 +1769,8 @@ func (m *metricDiskHealthDiskOperationAverageTime) recordDataPoint(start pcommon
 	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskOperationAverageTimeMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskOperationAverageTimeMetricAttributeKeyIostatDirection) {
-		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskOperationAverageTimeMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
 	}
 
 	var s string
@@ -1217,14 +1843,14 @@ type metricDiskHealthDiskOperationRate struct {
 // init fills disk_health.disk.operation.rate metric with initial data.
 func (m *metricDiskHealthDiskOperationRate) init() {
 	m.data.SetName("disk_health.disk.operation.rate")
-	m.data.SetDescription("Requests completed per second over the last interval (iostat r/s, w/s, d/s, f/s). Not in semantic conventions.")
+	m.data.SetDescription("Read / write requests completed per second over the last interval (iostat r/s, w/s). Not in semantic conventions.")
 	m.data.SetUnit("{operation}/s")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricDiskHealthDiskOperationRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue string) {
+func (m *metricDiskHealthDiskOperationRate) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1235,8 +1861,8 @@ func (m *metricDiskHealthDiskOperationRate) recordDataPoint(start pcommon.Timest
 	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskOperationRateMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskOperationRateMetricAttributeKeyIostatDirection) {
-		dp.Attributes().PutStr("disk.io.direction", iostatDirectionAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskOperationRateMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
 	}
 
 	var s string
@@ -1471,6 +2097,98 @@ func (m *metricDiskHealthDiskQueueLength) emit(metrics pmetric.MetricSlice) {
 
 func newMetricDiskHealthDiskQueueLength(cfg DiskHealthDiskQueueLengthMetricConfig) metricDiskHealthDiskQueueLength {
 	m := metricDiskHealthDiskQueueLength{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskThroughput struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        DiskHealthDiskThroughputMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []float64                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.throughput metric with initial data.
+func (m *metricDiskHealthDiskThroughput) init() {
+	m.data.SetName("disk_health.disk.throughput")
+	m.data.SetDescription("Bytes per second read / written over the last interval (iostat rkB/s, wkB/s, in bytes). Not in semantic conventions.")
+	m.data.SetUnit("By/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskThroughput) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskThroughputMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskThroughputMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskThroughput) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskThroughput) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskThroughput(cfg DiskHealthDiskThroughputMetricConfig) metricDiskHealthDiskThroughput {
+	m := metricDiskHealthDiskThroughput{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -2220,35 +2938,43 @@ func newMetricSystemDiskOperations(cfg SystemDiskOperationsMetricConfig) metricS
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                                   MetricsBuilderConfig // config of the metrics builder.
-	startTime                                pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                          int                  // maximum observed number of metrics per resource.
-	metricsBuffer                            pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                                component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter           map[string]filter.Filter
-	resourceAttributeExcludeFilter           map[string]filter.Filter
-	metricDiskHealthDiskDiscardIo            metricDiskHealthDiskDiscardIo
-	metricDiskHealthDiskDiscardMerged        metricDiskHealthDiskDiscardMerged
-	metricDiskHealthDiskDiscardOperationTime metricDiskHealthDiskDiscardOperationTime
-	metricDiskHealthDiskDiscardOperations    metricDiskHealthDiskDiscardOperations
-	metricDiskHealthDiskFlushOperationTime   metricDiskHealthDiskFlushOperationTime
-	metricDiskHealthDiskFlushOperations      metricDiskHealthDiskFlushOperations
-	metricDiskHealthDiskIoRate               metricDiskHealthDiskIoRate
-	metricDiskHealthDiskMergedRate           metricDiskHealthDiskMergedRate
-	metricDiskHealthDiskMergedRatio          metricDiskHealthDiskMergedRatio
-	metricDiskHealthDiskOperationAverageSize metricDiskHealthDiskOperationAverageSize
-	metricDiskHealthDiskOperationAverageTime metricDiskHealthDiskOperationAverageTime
-	metricDiskHealthDiskOperationRate        metricDiskHealthDiskOperationRate
-	metricDiskHealthDiskPendingOperations    metricDiskHealthDiskPendingOperations
-	metricDiskHealthDiskQueueLength          metricDiskHealthDiskQueueLength
-	metricDiskHealthDiskUtilization          metricDiskHealthDiskUtilization
-	metricDiskHealthDiskWeightedIoTime       metricDiskHealthDiskWeightedIoTime
-	metricSystemDiskIo                       metricSystemDiskIo
-	metricSystemDiskIoTime                   metricSystemDiskIoTime
-	metricSystemDiskLimit                    metricSystemDiskLimit
-	metricSystemDiskMerged                   metricSystemDiskMerged
-	metricSystemDiskOperationTime            metricSystemDiskOperationTime
-	metricSystemDiskOperations               metricSystemDiskOperations
+	config                                          MetricsBuilderConfig // config of the metrics builder.
+	startTime                                       pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                                 int                  // maximum observed number of metrics per resource.
+	metricsBuffer                                   pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                       component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter                  map[string]filter.Filter
+	resourceAttributeExcludeFilter                  map[string]filter.Filter
+	metricDiskHealthDiskDiscardIo                   metricDiskHealthDiskDiscardIo
+	metricDiskHealthDiskDiscardMergeRate            metricDiskHealthDiskDiscardMergeRate
+	metricDiskHealthDiskDiscardMergeRatio           metricDiskHealthDiskDiscardMergeRatio
+	metricDiskHealthDiskDiscardMerged               metricDiskHealthDiskDiscardMerged
+	metricDiskHealthDiskDiscardOperationAverageSize metricDiskHealthDiskDiscardOperationAverageSize
+	metricDiskHealthDiskDiscardOperationAverageTime metricDiskHealthDiskDiscardOperationAverageTime
+	metricDiskHealthDiskDiscardOperationRate        metricDiskHealthDiskDiscardOperationRate
+	metricDiskHealthDiskDiscardOperationTime        metricDiskHealthDiskDiscardOperationTime
+	metricDiskHealthDiskDiscardOperations           metricDiskHealthDiskDiscardOperations
+	metricDiskHealthDiskDiscardThroughput           metricDiskHealthDiskDiscardThroughput
+	metricDiskHealthDiskFlushOperationAverageTime   metricDiskHealthDiskFlushOperationAverageTime
+	metricDiskHealthDiskFlushOperationRate          metricDiskHealthDiskFlushOperationRate
+	metricDiskHealthDiskFlushOperationTime          metricDiskHealthDiskFlushOperationTime
+	metricDiskHealthDiskFlushOperations             metricDiskHealthDiskFlushOperations
+	metricDiskHealthDiskMergeRate                   metricDiskHealthDiskMergeRate
+	metricDiskHealthDiskMergeRatio                  metricDiskHealthDiskMergeRatio
+	metricDiskHealthDiskOperationAverageSize        metricDiskHealthDiskOperationAverageSize
+	metricDiskHealthDiskOperationAverageTime        metricDiskHealthDiskOperationAverageTime
+	metricDiskHealthDiskOperationRate               metricDiskHealthDiskOperationRate
+	metricDiskHealthDiskPendingOperations           metricDiskHealthDiskPendingOperations
+	metricDiskHealthDiskQueueLength                 metricDiskHealthDiskQueueLength
+	metricDiskHealthDiskThroughput                  metricDiskHealthDiskThroughput
+	metricDiskHealthDiskUtilization                 metricDiskHealthDiskUtilization
+	metricDiskHealthDiskWeightedIoTime              metricDiskHealthDiskWeightedIoTime
+	metricSystemDiskIo                              metricSystemDiskIo
+	metricSystemDiskIoTime                          metricSystemDiskIoTime
+	metricSystemDiskLimit                           metricSystemDiskLimit
+	metricSystemDiskMerged                          metricSystemDiskMerged
+	metricSystemDiskOperationTime                   metricSystemDiskOperationTime
+	metricSystemDiskOperations                      metricSystemDiskOperations
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -2270,34 +2996,42 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                                   mbc,
-		startTime:                                pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                            pmetric.NewMetrics(),
-		buildInfo:                                settings.BuildInfo,
-		metricDiskHealthDiskDiscardIo:            newMetricDiskHealthDiskDiscardIo(mbc.Metrics.DiskHealthDiskDiscardIo),
-		metricDiskHealthDiskDiscardMerged:        newMetricDiskHealthDiskDiscardMerged(mbc.Metrics.DiskHealthDiskDiscardMerged),
-		metricDiskHealthDiskDiscardOperationTime: newMetricDiskHealthDiskDiscardOperationTime(mbc.Metrics.DiskHealthDiskDiscardOperationTime),
-		metricDiskHealthDiskDiscardOperations:    newMetricDiskHealthDiskDiscardOperations(mbc.Metrics.DiskHealthDiskDiscardOperations),
-		metricDiskHealthDiskFlushOperationTime:   newMetricDiskHealthDiskFlushOperationTime(mbc.Metrics.DiskHealthDiskFlushOperationTime),
-		metricDiskHealthDiskFlushOperations:      newMetricDiskHealthDiskFlushOperations(mbc.Metrics.DiskHealthDiskFlushOperations),
-		metricDiskHealthDiskIoRate:               newMetricDiskHealthDiskIoRate(mbc.Metrics.DiskHealthDiskIoRate),
-		metricDiskHealthDiskMergedRate:           newMetricDiskHealthDiskMergedRate(mbc.Metrics.DiskHealthDiskMergedRate),
-		metricDiskHealthDiskMergedRatio:          newMetricDiskHealthDiskMergedRatio(mbc.Metrics.DiskHealthDiskMergedRatio),
-		metricDiskHealthDiskOperationAverageSize: newMetricDiskHealthDiskOperationAverageSize(mbc.Metrics.DiskHealthDiskOperationAverageSize),
-		metricDiskHealthDiskOperationAverageTime: newMetricDiskHealthDiskOperationAverageTime(mbc.Metrics.DiskHealthDiskOperationAverageTime),
-		metricDiskHealthDiskOperationRate:        newMetricDiskHealthDiskOperationRate(mbc.Metrics.DiskHealthDiskOperationRate),
-		metricDiskHealthDiskPendingOperations:    newMetricDiskHealthDiskPendingOperations(mbc.Metrics.DiskHealthDiskPendingOperations),
-		metricDiskHealthDiskQueueLength:          newMetricDiskHealthDiskQueueLength(mbc.Metrics.DiskHealthDiskQueueLength),
-		metricDiskHealthDiskUtilization:          newMetricDiskHealthDiskUtilization(mbc.Metrics.DiskHealthDiskUtilization),
-		metricDiskHealthDiskWeightedIoTime:       newMetricDiskHealthDiskWeightedIoTime(mbc.Metrics.DiskHealthDiskWeightedIoTime),
-		metricSystemDiskIo:                       newMetricSystemDiskIo(mbc.Metrics.SystemDiskIo),
-		metricSystemDiskIoTime:                   newMetricSystemDiskIoTime(mbc.Metrics.SystemDiskIoTime),
-		metricSystemDiskLimit:                    newMetricSystemDiskLimit(mbc.Metrics.SystemDiskLimit),
-		metricSystemDiskMerged:                   newMetricSystemDiskMerged(mbc.Metrics.SystemDiskMerged),
-		metricSystemDiskOperationTime:            newMetricSystemDiskOperationTime(mbc.Metrics.SystemDiskOperationTime),
-		metricSystemDiskOperations:               newMetricSystemDiskOperations(mbc.Metrics.SystemDiskOperations),
-		resourceAttributeIncludeFilter:           make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:           make(map[string]filter.Filter),
+		config:                                mbc,
+		startTime:                             pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                         pmetric.NewMetrics(),
+		buildInfo:                             settings.BuildInfo,
+		metricDiskHealthDiskDiscardIo:         newMetricDiskHealthDiskDiscardIo(mbc.Metrics.DiskHealthDiskDiscardIo),
+		metricDiskHealthDiskDiscardMergeRate:  newMetricDiskHealthDiskDiscardMergeRate(mbc.Metrics.DiskHealthDiskDiscardMergeRate),
+		metricDiskHealthDiskDiscardMergeRatio: newMetricDiskHealthDiskDiscardMergeRatio(mbc.Metrics.DiskHealthDiskDiscardMergeRatio),
+		metricDiskHealthDiskDiscardMerged:     newMetricDiskHealthDiskDiscardMerged(mbc.Metrics.DiskHealthDiskDiscardMerged),
+		metricDiskHealthDiskDiscardOperationAverageSize: newMetricDiskHealthDiskDiscardOperationAverageSize(mbc.Metrics.DiskHealthDiskDiscardOperationAverageSize),
+		metricDiskHealthDiskDiscardOperationAverageTime: newMetricDiskHealthDiskDiscardOperationAverageTime(mbc.Metrics.DiskHealthDiskDiscardOperationAverageTime),
+		metricDiskHealthDiskDiscardOperationRate:        newMetricDiskHealthDiskDiscardOperationRate(mbc.Metrics.DiskHealthDiskDiscardOperationRate),
+		metricDiskHealthDiskDiscardOperationTime:        newMetricDiskHealthDiskDiscardOperationTime(mbc.Metrics.DiskHealthDiskDiscardOperationTime),
+		metricDiskHealthDiskDiscardOperations:           newMetricDiskHealthDiskDiscardOperations(mbc.Metrics.DiskHealthDiskDiscardOperations),
+		metricDiskHealthDiskDiscardThroughput:           newMetricDiskHealthDiskDiscardThroughput(mbc.Metrics.DiskHealthDiskDiscardThroughput),
+		metricDiskHealthDiskFlushOperationAverageTime:   newMetricDiskHealthDiskFlushOperationAverageTime(mbc.Metrics.DiskHealthDiskFlushOperationAverageTime),
+		metricDiskHealthDiskFlushOperationRate:          newMetricDiskHealthDiskFlushOperationRate(mbc.Metrics.DiskHealthDiskFlushOperationRate),
+		metricDiskHealthDiskFlushOperationTime:          newMetricDiskHealthDiskFlushOperationTime(mbc.Metrics.DiskHealthDiskFlushOperationTime),
+		metricDiskHealthDiskFlushOperations:             newMetricDiskHealthDiskFlushOperations(mbc.Metrics.DiskHealthDiskFlushOperations),
+		metricDiskHealthDiskMergeRate:                   newMetricDiskHealthDiskMergeRate(mbc.Metrics.DiskHealthDiskMergeRate),
+		metricDiskHealthDiskMergeRatio:                  newMetricDiskHealthDiskMergeRatio(mbc.Metrics.DiskHealthDiskMergeRatio),
+		metricDiskHealthDiskOperationAverageSize:        newMetricDiskHealthDiskOperationAverageSize(mbc.Metrics.DiskHealthDiskOperationAverageSize),
+		metricDiskHealthDiskOperationAverageTime:        newMetricDiskHealthDiskOperationAverageTime(mbc.Metrics.DiskHealthDiskOperationAverageTime),
+		metricDiskHealthDiskOperationRate:               newMetricDiskHealthDiskOperationRate(mbc.Metrics.DiskHealthDiskOperationRate),
+		metricDiskHealthDiskPendingOperations:           newMetricDiskHealthDiskPendingOperations(mbc.Metrics.DiskHealthDiskPendingOperations),
+		metricDiskHealthDiskQueueLength:                 newMetricDiskHealthDiskQueueLength(mbc.Metrics.DiskHealthDiskQueueLength),
+		metricDiskHealthDiskThroughput:                  newMetricDiskHealthDiskThroughput(mbc.Metrics.DiskHealthDiskThroughput),
+		metricDiskHealthDiskUtilization:                 newMetricDiskHealthDiskUtilization(mbc.Metrics.DiskHealthDiskUtilization),
+		metricDiskHealthDiskWeightedIoTime:              newMetricDiskHealthDiskWeightedIoTime(mbc.Metrics.DiskHealthDiskWeightedIoTime),
+		metricSystemDiskIo:                              newMetricSystemDiskIo(mbc.Metrics.SystemDiskIo),
+		metricSystemDiskIoTime:                          newMetricSystemDiskIoTime(mbc.Metrics.SystemDiskIoTime),
+		metricSystemDiskLimit:                           newMetricSystemDiskLimit(mbc.Metrics.SystemDiskLimit),
+		metricSystemDiskMerged:                          newMetricSystemDiskMerged(mbc.Metrics.SystemDiskMerged),
+		metricSystemDiskOperationTime:                   newMetricSystemDiskOperationTime(mbc.Metrics.SystemDiskOperationTime),
+		metricSystemDiskOperations:                      newMetricSystemDiskOperations(mbc.Metrics.SystemDiskOperations),
+		resourceAttributeIncludeFilter:                  make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:                  make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.DiskHealthDiskClass.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["disk_health.disk.class"] = filter.CreateFilter(mbc.ResourceAttributes.DiskHealthDiskClass.MetricsInclude)
@@ -2436,19 +3170,27 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
 	mb.metricDiskHealthDiskDiscardIo.emit(ils.Metrics())
+	mb.metricDiskHealthDiskDiscardMergeRate.emit(ils.Metrics())
+	mb.metricDiskHealthDiskDiscardMergeRatio.emit(ils.Metrics())
 	mb.metricDiskHealthDiskDiscardMerged.emit(ils.Metrics())
+	mb.metricDiskHealthDiskDiscardOperationAverageSize.emit(ils.Metrics())
+	mb.metricDiskHealthDiskDiscardOperationAverageTime.emit(ils.Metrics())
+	mb.metricDiskHealthDiskDiscardOperationRate.emit(ils.Metrics())
 	mb.metricDiskHealthDiskDiscardOperationTime.emit(ils.Metrics())
 	mb.metricDiskHealthDiskDiscardOperations.emit(ils.Metrics())
+	mb.metricDiskHealthDiskDiscardThroughput.emit(ils.Metrics())
+	mb.metricDiskHealthDiskFlushOperationAverageTime.emit(ils.Metrics())
+	mb.metricDiskHealthDiskFlushOperationRate.emit(ils.Metrics())
 	mb.metricDiskHealthDiskFlushOperationTime.emit(ils.Metrics())
 	mb.metricDiskHealthDiskFlushOperations.emit(ils.Metrics())
-	mb.metricDiskHealthDiskIoRate.emit(ils.Metrics())
-	mb.metricDiskHealthDiskMergedRate.emit(ils.Metrics())
-	mb.metricDiskHealthDiskMergedRatio.emit(ils.Metrics())
+	mb.metricDiskHealthDiskMergeRate.emit(ils.Metrics())
+	mb.metricDiskHealthDiskMergeRatio.emit(ils.Metrics())
 	mb.metricDiskHealthDiskOperationAverageSize.emit(ils.Metrics())
 	mb.metricDiskHealthDiskOperationAverageTime.emit(ils.Metrics())
 	mb.metricDiskHealthDiskOperationRate.emit(ils.Metrics())
 	mb.metricDiskHealthDiskPendingOperations.emit(ils.Metrics())
 	mb.metricDiskHealthDiskQueueLength.emit(ils.Metrics())
+	mb.metricDiskHealthDiskThroughput.emit(ils.Metrics())
 	mb.metricDiskHealthDiskUtilization.emit(ils.Metrics())
 	mb.metricDiskHealthDiskWeightedIoTime.emit(ils.Metrics())
 	mb.metricSystemDiskIo.emit(ils.Metrics())
@@ -2493,9 +3235,34 @@ func (mb *MetricsBuilder) RecordDiskHealthDiskDiscardIoDataPoint(ts pcommon.Time
 	mb.metricDiskHealthDiskDiscardIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
 }
 
+// RecordDiskHealthDiskDiscardMergeRateDataPoint adds a data point to disk_health.disk.discard.merge.rate metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskDiscardMergeRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskDiscardMergeRate.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordDiskHealthDiskDiscardMergeRatioDataPoint adds a data point to disk_health.disk.discard.merge.ratio metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskDiscardMergeRatioDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskDiscardMergeRatio.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
 // RecordDiskHealthDiskDiscardMergedDataPoint adds a data point to disk_health.disk.discard.merged metric.
 func (mb *MetricsBuilder) RecordDiskHealthDiskDiscardMergedDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
 	mb.metricDiskHealthDiskDiscardMerged.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordDiskHealthDiskDiscardOperationAverageSizeDataPoint adds a data point to disk_health.disk.discard.operation.average_size metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskDiscardOperationAverageSizeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskDiscardOperationAverageSize.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordDiskHealthDiskDiscardOperationAverageTimeDataPoint adds a data point to disk_health.disk.discard.operation.average_time metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskDiscardOperationAverageTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskDiscardOperationAverageTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordDiskHealthDiskDiscardOperationRateDataPoint adds a data point to disk_health.disk.discard.operation.rate metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskDiscardOperationRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskDiscardOperationRate.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
 }
 
 // RecordDiskHealthDiskDiscardOperationTimeDataPoint adds a data point to disk_health.disk.discard.operation_time metric.
@@ -2508,6 +3275,21 @@ func (mb *MetricsBuilder) RecordDiskHealthDiskDiscardOperationsDataPoint(ts pcom
 	mb.metricDiskHealthDiskDiscardOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
 }
 
+// RecordDiskHealthDiskDiscardThroughputDataPoint adds a data point to disk_health.disk.discard.throughput metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskDiscardThroughputDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskDiscardThroughput.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordDiskHealthDiskFlushOperationAverageTimeDataPoint adds a data point to disk_health.disk.flush.operation.average_time metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskFlushOperationAverageTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskFlushOperationAverageTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordDiskHealthDiskFlushOperationRateDataPoint adds a data point to disk_health.disk.flush.operation.rate metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskFlushOperationRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
+	mb.metricDiskHealthDiskFlushOperationRate.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
 // RecordDiskHealthDiskFlushOperationTimeDataPoint adds a data point to disk_health.disk.flush.operation_time metric.
 func (mb *MetricsBuilder) RecordDiskHealthDiskFlushOperationTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
 	mb.metricDiskHealthDiskFlushOperationTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
@@ -2518,34 +3300,29 @@ func (mb *MetricsBuilder) RecordDiskHealthDiskFlushOperationsDataPoint(ts pcommo
 	mb.metricDiskHealthDiskFlushOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
 }
 
-// RecordDiskHealthDiskIoRateDataPoint adds a data point to disk_health.disk.io.rate metric.
-func (mb *MetricsBuilder) RecordDiskHealthDiskIoRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	mb.metricDiskHealthDiskIoRate.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
+// RecordDiskHealthDiskMergeRateDataPoint adds a data point to disk_health.disk.merge.rate metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskMergeRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricDiskHealthDiskMergeRate.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
 }
 
-// RecordDiskHealthDiskMergedRateDataPoint adds a data point to disk_health.disk.merged.rate metric.
-func (mb *MetricsBuilder) RecordDiskHealthDiskMergedRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	mb.metricDiskHealthDiskMergedRate.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
-}
-
-// RecordDiskHealthDiskMergedRatioDataPoint adds a data point to disk_health.disk.merged.ratio metric.
-func (mb *MetricsBuilder) RecordDiskHealthDiskMergedRatioDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	mb.metricDiskHealthDiskMergedRatio.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
+// RecordDiskHealthDiskMergeRatioDataPoint adds a data point to disk_health.disk.merge.ratio metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskMergeRatioDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricDiskHealthDiskMergeRatio.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
 }
 
 // RecordDiskHealthDiskOperationAverageSizeDataPoint adds a data point to disk_health.disk.operation.average_size metric.
-func (mb *MetricsBuilder) RecordDiskHealthDiskOperationAverageSizeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	mb.metricDiskHealthDiskOperationAverageSize.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
+func (mb *MetricsBuilder) RecordDiskHealthDiskOperationAverageSizeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricDiskHealthDiskOperationAverageSize.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
 }
 
 // RecordDiskHealthDiskOperationAverageTimeDataPoint adds a data point to disk_health.disk.operation.average_time metric.
-func (mb *MetricsBuilder) RecordDiskHealthDiskOperationAverageTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	mb.metricDiskHealthDiskOperationAverageTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
+func (mb *MetricsBuilder) RecordDiskHealthDiskOperationAverageTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricDiskHealthDiskOperationAverageTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
 }
 
 // RecordDiskHealthDiskOperationRateDataPoint adds a data point to disk_health.disk.operation.rate metric.
-func (mb *MetricsBuilder) RecordDiskHealthDiskOperationRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, iostatDirectionAttributeValue AttributeIostatDirection) {
-	mb.metricDiskHealthDiskOperationRate.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, iostatDirectionAttributeValue.String())
+func (mb *MetricsBuilder) RecordDiskHealthDiskOperationRateDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricDiskHealthDiskOperationRate.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
 }
 
 // RecordDiskHealthDiskPendingOperationsDataPoint adds a data point to disk_health.disk.pending_operations metric.
@@ -2556,6 +3333,11 @@ func (mb *MetricsBuilder) RecordDiskHealthDiskPendingOperationsDataPoint(ts pcom
 // RecordDiskHealthDiskQueueLengthDataPoint adds a data point to disk_health.disk.queue.length metric.
 func (mb *MetricsBuilder) RecordDiskHealthDiskQueueLengthDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
 	mb.metricDiskHealthDiskQueueLength.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordDiskHealthDiskThroughputDataPoint adds a data point to disk_health.disk.throughput metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskThroughputDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricDiskHealthDiskThroughput.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
 }
 
 // RecordDiskHealthDiskUtilizationDataPoint adds a data point to disk_health.disk.utilization metric.

@@ -68,19 +68,27 @@ func TestMetricsBuilder(t *testing.T) {
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
 			aggMap["disk_health.disk.discard.io"] = mb.metricDiskHealthDiskDiscardIo.config.AggregationStrategy
+			aggMap["disk_health.disk.discard.merge.rate"] = mb.metricDiskHealthDiskDiscardMergeRate.config.AggregationStrategy
+			aggMap["disk_health.disk.discard.merge.ratio"] = mb.metricDiskHealthDiskDiscardMergeRatio.config.AggregationStrategy
 			aggMap["disk_health.disk.discard.merged"] = mb.metricDiskHealthDiskDiscardMerged.config.AggregationStrategy
+			aggMap["disk_health.disk.discard.operation.average_size"] = mb.metricDiskHealthDiskDiscardOperationAverageSize.config.AggregationStrategy
+			aggMap["disk_health.disk.discard.operation.average_time"] = mb.metricDiskHealthDiskDiscardOperationAverageTime.config.AggregationStrategy
+			aggMap["disk_health.disk.discard.operation.rate"] = mb.metricDiskHealthDiskDiscardOperationRate.config.AggregationStrategy
 			aggMap["disk_health.disk.discard.operation_time"] = mb.metricDiskHealthDiskDiscardOperationTime.config.AggregationStrategy
 			aggMap["disk_health.disk.discard.operations"] = mb.metricDiskHealthDiskDiscardOperations.config.AggregationStrategy
+			aggMap["disk_health.disk.discard.throughput"] = mb.metricDiskHealthDiskDiscardThroughput.config.AggregationStrategy
+			aggMap["disk_health.disk.flush.operation.average_time"] = mb.metricDiskHealthDiskFlushOperationAverageTime.config.AggregationStrategy
+			aggMap["disk_health.disk.flush.operation.rate"] = mb.metricDiskHealthDiskFlushOperationRate.config.AggregationStrategy
 			aggMap["disk_health.disk.flush.operation_time"] = mb.metricDiskHealthDiskFlushOperationTime.config.AggregationStrategy
 			aggMap["disk_health.disk.flush.operations"] = mb.metricDiskHealthDiskFlushOperations.config.AggregationStrategy
-			aggMap["disk_health.disk.io.rate"] = mb.metricDiskHealthDiskIoRate.config.AggregationStrategy
-			aggMap["disk_health.disk.merged.rate"] = mb.metricDiskHealthDiskMergedRate.config.AggregationStrategy
-			aggMap["disk_health.disk.merged.ratio"] = mb.metricDiskHealthDiskMergedRatio.config.AggregationStrategy
+			aggMap["disk_health.disk.merge.rate"] = mb.metricDiskHealthDiskMergeRate.config.AggregationStrategy
+			aggMap["disk_health.disk.merge.ratio"] = mb.metricDiskHealthDiskMergeRatio.config.AggregationStrategy
 			aggMap["disk_health.disk.operation.average_size"] = mb.metricDiskHealthDiskOperationAverageSize.config.AggregationStrategy
 			aggMap["disk_health.disk.operation.average_time"] = mb.metricDiskHealthDiskOperationAverageTime.config.AggregationStrategy
 			aggMap["disk_health.disk.operation.rate"] = mb.metricDiskHealthDiskOperationRate.config.AggregationStrategy
 			aggMap["disk_health.disk.pending_operations"] = mb.metricDiskHealthDiskPendingOperations.config.AggregationStrategy
 			aggMap["disk_health.disk.queue.length"] = mb.metricDiskHealthDiskQueueLength.config.AggregationStrategy
+			aggMap["disk_health.disk.throughput"] = mb.metricDiskHealthDiskThroughput.config.AggregationStrategy
 			aggMap["disk_health.disk.utilization"] = mb.metricDiskHealthDiskUtilization.config.AggregationStrategy
 			aggMap["disk_health.disk.weighted_io_time"] = mb.metricDiskHealthDiskWeightedIoTime.config.AggregationStrategy
 			aggMap["system.disk.io"] = mb.metricSystemDiskIo.config.AggregationStrategy
@@ -105,9 +113,39 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordDiskHealthDiskDiscardMergeRateDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskDiscardMergeRateDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskDiscardMergeRatioDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskDiscardMergeRatioDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordDiskHealthDiskDiscardMergedDataPoint(ts, 1, "system.device-val")
 			if tt.name == "reaggregate_set" {
 				mb.RecordDiskHealthDiskDiscardMergedDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskDiscardOperationAverageSizeDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskDiscardOperationAverageSizeDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskDiscardOperationAverageTimeDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskDiscardOperationAverageTimeDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskDiscardOperationRateDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskDiscardOperationRateDataPoint(ts, 3, "system.device-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -123,6 +161,24 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordDiskHealthDiskDiscardThroughputDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskDiscardThroughputDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskFlushOperationAverageTimeDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskFlushOperationAverageTimeDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskFlushOperationRateDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskFlushOperationRateDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordDiskHealthDiskFlushOperationTimeDataPoint(ts, 1, "system.device-val")
 			if tt.name == "reaggregate_set" {
 				mb.RecordDiskHealthDiskFlushOperationTimeDataPoint(ts, 3, "system.device-val-2")
@@ -135,39 +191,33 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordDiskHealthDiskIoRateDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
+			mb.RecordDiskHealthDiskMergeRateDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
 			if tt.name == "reaggregate_set" {
-				mb.RecordDiskHealthDiskIoRateDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
+				mb.RecordDiskHealthDiskMergeRateDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordDiskHealthDiskMergedRateDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
+			mb.RecordDiskHealthDiskMergeRatioDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
 			if tt.name == "reaggregate_set" {
-				mb.RecordDiskHealthDiskMergedRateDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
+				mb.RecordDiskHealthDiskMergeRatioDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordDiskHealthDiskMergedRatioDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
+			mb.RecordDiskHealthDiskOperationAverageSizeDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
 			if tt.name == "reaggregate_set" {
-				mb.RecordDiskHealthDiskMergedRatioDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
+				mb.RecordDiskHealthDiskOperationAverageSizeDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordDiskHealthDiskOperationAverageSizeDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
+			mb.RecordDiskHealthDiskOperationAverageTimeDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
 			if tt.name == "reaggregate_set" {
-				mb.RecordDiskHealthDiskOperationAverageSizeDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
+				mb.RecordDiskHealthDiskOperationAverageTimeDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordDiskHealthDiskOperationAverageTimeDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
+			mb.RecordDiskHealthDiskOperationRateDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
 			if tt.name == "reaggregate_set" {
-				mb.RecordDiskHealthDiskOperationAverageTimeDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordDiskHealthDiskOperationRateDataPoint(ts, 1, "system.device-val", AttributeIostatDirectionRead)
-			if tt.name == "reaggregate_set" {
-				mb.RecordDiskHealthDiskOperationRateDataPoint(ts, 3, "system.device-val-2", AttributeIostatDirectionWrite)
+				mb.RecordDiskHealthDiskOperationRateDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -180,6 +230,12 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordDiskHealthDiskQueueLengthDataPoint(ts, 1, "system.device-val")
 			if tt.name == "reaggregate_set" {
 				mb.RecordDiskHealthDiskQueueLengthDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskThroughputDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskThroughputDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -246,19 +302,27 @@ func TestMetricsBuilder(t *testing.T) {
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
 				assert.Empty(t, mb.metricDiskHealthDiskDiscardIo.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskDiscardMergeRate.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskDiscardMergeRatio.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthDiskDiscardMerged.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskDiscardOperationAverageSize.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskDiscardOperationAverageTime.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskDiscardOperationRate.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthDiskDiscardOperationTime.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthDiskDiscardOperations.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskDiscardThroughput.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskFlushOperationAverageTime.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskFlushOperationRate.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthDiskFlushOperationTime.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthDiskFlushOperations.aggDataPoints)
-				assert.Empty(t, mb.metricDiskHealthDiskIoRate.aggDataPoints)
-				assert.Empty(t, mb.metricDiskHealthDiskMergedRate.aggDataPoints)
-				assert.Empty(t, mb.metricDiskHealthDiskMergedRatio.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskMergeRate.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskMergeRatio.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthDiskOperationAverageSize.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthDiskOperationAverageTime.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthDiskOperationRate.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthDiskPendingOperations.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthDiskQueueLength.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskThroughput.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthDiskUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthDiskWeightedIoTime.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskIo.aggDataPoints)
@@ -338,6 +402,86 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 					}
+				case "disk_health.disk.discard.merge.rate":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.discard.merge.rate"], "Found a duplicate in the metrics slice: disk_health.disk.discard.merge.rate")
+						validatedMetrics["disk_health.disk.discard.merge.rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Discard requests merged per second over the last interval (iostat drqm/s). Kernel 4.18+. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.discard.merge.rate"], "Found a duplicate in the metrics slice: disk_health.disk.discard.merge.rate")
+						validatedMetrics["disk_health.disk.discard.merge.rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Discard requests merged per second over the last interval (iostat drqm/s). Kernel 4.18+. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.discard.merge.rate"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.discard.merge.ratio":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.discard.merge.ratio"], "Found a duplicate in the metrics slice: disk_health.disk.discard.merge.ratio")
+						validatedMetrics["disk_health.disk.discard.merge.ratio"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the discard requests that were merged over the last interval, 0–1 (iostat %drqm divided by 100). Kernel 4.18+. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.discard.merge.ratio"], "Found a duplicate in the metrics slice: disk_health.disk.discard.merge.ratio")
+						validatedMetrics["disk_health.disk.discard.merge.ratio"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the discard requests that were merged over the last interval, 0–1 (iostat %drqm divided by 100). Kernel 4.18+. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.discard.merge.ratio"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
 				case "disk_health.disk.discard.merged":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["disk_health.disk.discard.merged"], "Found a duplicate in the metrics slice: disk_health.disk.discard.merged")
@@ -378,6 +522,126 @@ func TestMetricsBuilder(t *testing.T) {
 							assert.Equal(t, int64(1), dp.IntValue())
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.discard.operation.average_size":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.discard.operation.average_size"], "Found a duplicate in the metrics slice: disk_health.disk.discard.operation.average_size")
+						validatedMetrics["disk_health.disk.discard.operation.average_size"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Average size of the discard requests completed over the last interval (iostat dareq-sz, in bytes). Kernel 4.18+. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.discard.operation.average_size"], "Found a duplicate in the metrics slice: disk_health.disk.discard.operation.average_size")
+						validatedMetrics["disk_health.disk.discard.operation.average_size"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Average size of the discard requests completed over the last interval (iostat dareq-sz, in bytes). Kernel 4.18+. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.discard.operation.average_size"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.discard.operation.average_time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.discard.operation.average_time"], "Found a duplicate in the metrics slice: disk_health.disk.discard.operation.average_time")
+						validatedMetrics["disk_health.disk.discard.operation.average_time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Average time a discard request completed over the last interval took, queueing included (iostat d_await, in seconds). Kernel 4.18+. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.discard.operation.average_time"], "Found a duplicate in the metrics slice: disk_health.disk.discard.operation.average_time")
+						validatedMetrics["disk_health.disk.discard.operation.average_time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Average time a discard request completed over the last interval took, queueing included (iostat d_await, in seconds). Kernel 4.18+. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.discard.operation.average_time"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.discard.operation.rate":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.discard.operation.rate"], "Found a duplicate in the metrics slice: disk_health.disk.discard.operation.rate")
+						validatedMetrics["disk_health.disk.discard.operation.rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Discard requests completed per second over the last interval (iostat d/s). Kernel 4.18+. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.discard.operation.rate"], "Found a duplicate in the metrics slice: disk_health.disk.discard.operation.rate")
+						validatedMetrics["disk_health.disk.discard.operation.rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Discard requests completed per second over the last interval (iostat d/s). Kernel 4.18+. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.discard.operation.rate"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
@@ -470,6 +734,126 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 					}
+				case "disk_health.disk.discard.throughput":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.discard.throughput"], "Found a duplicate in the metrics slice: disk_health.disk.discard.throughput")
+						validatedMetrics["disk_health.disk.discard.throughput"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes per second discarded over the last interval (iostat dkB/s, in bytes). Kernel 4.18+. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.discard.throughput"], "Found a duplicate in the metrics slice: disk_health.disk.discard.throughput")
+						validatedMetrics["disk_health.disk.discard.throughput"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes per second discarded over the last interval (iostat dkB/s, in bytes). Kernel 4.18+. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.discard.throughput"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.flush.operation.average_time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.flush.operation.average_time"], "Found a duplicate in the metrics slice: disk_health.disk.flush.operation.average_time")
+						validatedMetrics["disk_health.disk.flush.operation.average_time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Average time a flush request completed over the last interval took, queueing included (iostat f_await, in seconds). Kernel 5.5+, whole disks only. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.flush.operation.average_time"], "Found a duplicate in the metrics slice: disk_health.disk.flush.operation.average_time")
+						validatedMetrics["disk_health.disk.flush.operation.average_time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Average time a flush request completed over the last interval took, queueing included (iostat f_await, in seconds). Kernel 5.5+, whole disks only. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.flush.operation.average_time"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.flush.operation.rate":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.flush.operation.rate"], "Found a duplicate in the metrics slice: disk_health.disk.flush.operation.rate")
+						validatedMetrics["disk_health.disk.flush.operation.rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Flush requests completed per second over the last interval (iostat f/s). Kernel 5.5+, whole disks only. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.flush.operation.rate"], "Found a duplicate in the metrics slice: disk_health.disk.flush.operation.rate")
+						validatedMetrics["disk_health.disk.flush.operation.rate"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Flush requests completed per second over the last interval (iostat f/s). Kernel 5.5+, whole disks only. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.flush.operation.rate"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
 				case "disk_health.disk.flush.operation_time":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["disk_health.disk.flush.operation_time"], "Found a duplicate in the metrics slice: disk_health.disk.flush.operation_time")
@@ -558,14 +942,14 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 					}
-				case "disk_health.disk.io.rate":
+				case "disk_health.disk.merge.rate":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["disk_health.disk.io.rate"], "Found a duplicate in the metrics slice: disk_health.disk.io.rate")
-						validatedMetrics["disk_health.disk.io.rate"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.merge.rate"], "Found a duplicate in the metrics slice: disk_health.disk.merge.rate")
+						validatedMetrics["disk_health.disk.merge.rate"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Bytes per second read / written / discarded over the last interval (iostat rkB/s, wkB/s, dkB/s, in bytes). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By/s", mi.Unit())
+						assert.Equal(t, "Read / write requests merged per second over the last interval (iostat rrqm/s, wrqm/s). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}/s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
@@ -574,21 +958,21 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
 						assert.True(t, ok)
-						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["disk_health.disk.io.rate"], "Found a duplicate in the metrics slice: disk_health.disk.io.rate")
-						validatedMetrics["disk_health.disk.io.rate"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.merge.rate"], "Found a duplicate in the metrics slice: disk_health.disk.merge.rate")
+						validatedMetrics["disk_health.disk.merge.rate"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Bytes per second read / written / discarded over the last interval (iostat rkB/s, wkB/s, dkB/s, in bytes). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By/s", mi.Unit())
+						assert.Equal(t, "Read / write requests merged per second over the last interval (iostat rrqm/s, wrqm/s). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}/s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["disk_health.disk.io.rate"] {
+						switch aggMap["disk_health.disk.merge.rate"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -603,58 +987,13 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("disk.io.direction")
 						assert.False(t, ok)
 					}
-				case "disk_health.disk.merged.rate":
+				case "disk_health.disk.merge.ratio":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["disk_health.disk.merged.rate"], "Found a duplicate in the metrics slice: disk_health.disk.merged.rate")
-						validatedMetrics["disk_health.disk.merged.rate"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.merge.ratio"], "Found a duplicate in the metrics slice: disk_health.disk.merge.ratio")
+						validatedMetrics["disk_health.disk.merge.ratio"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Requests merged per second over the last interval (iostat rrqm/s, wrqm/s, drqm/s). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}/s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
-						assert.True(t, ok)
-						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["disk_health.disk.merged.rate"], "Found a duplicate in the metrics slice: disk_health.disk.merged.rate")
-						validatedMetrics["disk_health.disk.merged.rate"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Requests merged per second over the last interval (iostat rrqm/s, wrqm/s, drqm/s). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}/s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["disk_health.disk.merged.rate"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("disk.io.direction")
-						assert.False(t, ok)
-					}
-				case "disk_health.disk.merged.ratio":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["disk_health.disk.merged.ratio"], "Found a duplicate in the metrics slice: disk_health.disk.merged.ratio")
-						validatedMetrics["disk_health.disk.merged.ratio"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Share of requests that were merged over the last interval, 0–1 (iostat %rrqm, %wrqm, %drqm divided by 100). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Share of the read / write requests that were merged over the last interval, 0–1 (iostat %rrqm, %wrqm divided by 100). Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -664,21 +1003,21 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
 						assert.True(t, ok)
-						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
 					} else {
-						assert.False(t, validatedMetrics["disk_health.disk.merged.ratio"], "Found a duplicate in the metrics slice: disk_health.disk.merged.ratio")
-						validatedMetrics["disk_health.disk.merged.ratio"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.merge.ratio"], "Found a duplicate in the metrics slice: disk_health.disk.merge.ratio")
+						validatedMetrics["disk_health.disk.merge.ratio"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Share of requests that were merged over the last interval, 0–1 (iostat %rrqm, %wrqm, %drqm divided by 100). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Share of the read / write requests that were merged over the last interval, 0–1 (iostat %rrqm, %wrqm divided by 100). Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["disk_health.disk.merged.ratio"] {
+						switch aggMap["disk_health.disk.merge.ratio"] {
 						case "sum":
 							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
@@ -699,7 +1038,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.disk.operation.average_size"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Average size of the requests completed over the last interval (iostat rareq-sz, wareq-sz, dareq-sz, in bytes). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Average size of the read / write requests completed over the last interval (iostat rareq-sz, wareq-sz, in bytes). Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -709,15 +1048,15 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
 						assert.True(t, ok)
-						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["disk_health.disk.operation.average_size"], "Found a duplicate in the metrics slice: disk_health.disk.operation.average_size")
 						validatedMetrics["disk_health.disk.operation.average_size"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Average size of the requests completed over the last interval (iostat rareq-sz, wareq-sz, dareq-sz, in bytes). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Average size of the read / write requests completed over the last interval (iostat rareq-sz, wareq-sz, in bytes). Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -744,7 +1083,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.disk.operation.average_time"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Average time a request completed over the last interval took, queueing included (iostat r_await, w_await, d_await, f_await, in seconds). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Average time a read / write request completed over the last interval took, queueing included (iostat r_await, w_await, in seconds). Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -754,15 +1093,15 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
 						assert.True(t, ok)
-						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["disk_health.disk.operation.average_time"], "Found a duplicate in the metrics slice: disk_health.disk.operation.average_time")
 						validatedMetrics["disk_health.disk.operation.average_time"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Average time a request completed over the last interval took, queueing included (iostat r_await, w_await, d_await, f_await, in seconds). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Average time a read / write request completed over the last interval took, queueing included (iostat r_await, w_await, in seconds). Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -789,7 +1128,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.disk.operation.rate"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Requests completed per second over the last interval (iostat r/s, w/s, d/s, f/s). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Read / write requests completed per second over the last interval (iostat r/s, w/s). Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "{operation}/s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -799,15 +1138,15 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						iostatDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
 						assert.True(t, ok)
-						assert.Equal(t, "read", iostatDirectionAttrVal.Str())
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["disk_health.disk.operation.rate"], "Found a duplicate in the metrics slice: disk_health.disk.operation.rate")
 						validatedMetrics["disk_health.disk.operation.rate"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Requests completed per second over the last interval (iostat r/s, w/s, d/s, f/s). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Read / write requests completed per second over the last interval (iostat r/s, w/s). Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "{operation}/s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -910,6 +1249,51 @@ func TestMetricsBuilder(t *testing.T) {
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
 						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.throughput":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.throughput"], "Found a duplicate in the metrics slice: disk_health.disk.throughput")
+						validatedMetrics["disk_health.disk.throughput"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes per second read / written over the last interval (iostat rkB/s, wkB/s, in bytes). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.throughput"], "Found a duplicate in the metrics slice: disk_health.disk.throughput")
+						validatedMetrics["disk_health.disk.throughput"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes per second read / written over the last interval (iostat rkB/s, wkB/s, in bytes). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["disk_health.disk.throughput"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
 						assert.False(t, ok)
 					}
 				case "disk_health.disk.utilization":

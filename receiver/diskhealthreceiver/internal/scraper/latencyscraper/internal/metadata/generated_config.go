@@ -18,7 +18,6 @@ const (
 	DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID                        DiskHealthContainerDiskNoisyNeighborMetricAttributeKey = "k8s.pod.uid"
 	DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyContainerID                      DiskHealthContainerDiskNoisyNeighborMetricAttributeKey = "container.id"
 	DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath DiskHealthContainerDiskNoisyNeighborMetricAttributeKey = "noisy_neighbor.aggressor.cgroup.path"
-	DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare      DiskHealthContainerDiskNoisyNeighborMetricAttributeKey = "noisy_neighbor.aggressor.share"
 )
 
 // DiskHealthContainerDiskNoisyNeighborMetricConfig provides config for the disk_health.container.disk.noisy_neighbor metric.
@@ -47,9 +46,9 @@ func (ms *DiskHealthContainerDiskNoisyNeighborMetricConfig) Unmarshal(parser *co
 func (ms *DiskHealthContainerDiskNoisyNeighborMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyHwID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyContainerID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare:
+		case DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyHwID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyContainerID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath:
 		default:
-			return fmt.Errorf("metric disk_health.container.disk.noisy_neighbor doesn't have an attribute %v, valid attributes: [cgroup.path, system.device, hw.id, k8s.pod.uid, container.id, noisy_neighbor.aggressor.cgroup.path, noisy_neighbor.aggressor.share]", val)
+			return fmt.Errorf("metric disk_health.container.disk.noisy_neighbor doesn't have an attribute %v, valid attributes: [cgroup.path, system.device, hw.id, k8s.pod.uid, container.id, noisy_neighbor.aggressor.cgroup.path]", val)
 		}
 	}
 
@@ -118,12 +117,12 @@ func (ms *DiskHealthContainerDiskOccupancyShareMetricConfig) Validate() error {
 type DiskHealthContainerDiskOperationIoMetricAttributeKey string
 
 const (
-	DiskHealthContainerDiskOperationIoMetricAttributeKeyCgroupPath       DiskHealthContainerDiskOperationIoMetricAttributeKey = "cgroup.path"
-	DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice     DiskHealthContainerDiskOperationIoMetricAttributeKey = "system.device"
-	DiskHealthContainerDiskOperationIoMetricAttributeKeyLatencyDirection DiskHealthContainerDiskOperationIoMetricAttributeKey = "disk.io.direction"
-	DiskHealthContainerDiskOperationIoMetricAttributeKeyHwID             DiskHealthContainerDiskOperationIoMetricAttributeKey = "hw.id"
-	DiskHealthContainerDiskOperationIoMetricAttributeKeyK8sPodUID        DiskHealthContainerDiskOperationIoMetricAttributeKey = "k8s.pod.uid"
-	DiskHealthContainerDiskOperationIoMetricAttributeKeyContainerID      DiskHealthContainerDiskOperationIoMetricAttributeKey = "container.id"
+	DiskHealthContainerDiskOperationIoMetricAttributeKeyCgroupPath      DiskHealthContainerDiskOperationIoMetricAttributeKey = "cgroup.path"
+	DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice    DiskHealthContainerDiskOperationIoMetricAttributeKey = "system.device"
+	DiskHealthContainerDiskOperationIoMetricAttributeKeyDiskIoDirection DiskHealthContainerDiskOperationIoMetricAttributeKey = "disk.io.direction"
+	DiskHealthContainerDiskOperationIoMetricAttributeKeyHwID            DiskHealthContainerDiskOperationIoMetricAttributeKey = "hw.id"
+	DiskHealthContainerDiskOperationIoMetricAttributeKeyK8sPodUID       DiskHealthContainerDiskOperationIoMetricAttributeKey = "k8s.pod.uid"
+	DiskHealthContainerDiskOperationIoMetricAttributeKeyContainerID     DiskHealthContainerDiskOperationIoMetricAttributeKey = "container.id"
 )
 
 // DiskHealthContainerDiskOperationIoMetricConfig provides config for the disk_health.container.disk.operation.io metric.
@@ -152,9 +151,109 @@ func (ms *DiskHealthContainerDiskOperationIoMetricConfig) Unmarshal(parser *conf
 func (ms *DiskHealthContainerDiskOperationIoMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case DiskHealthContainerDiskOperationIoMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice, DiskHealthContainerDiskOperationIoMetricAttributeKeyLatencyDirection, DiskHealthContainerDiskOperationIoMetricAttributeKeyHwID, DiskHealthContainerDiskOperationIoMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskOperationIoMetricAttributeKeyContainerID:
+		case DiskHealthContainerDiskOperationIoMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice, DiskHealthContainerDiskOperationIoMetricAttributeKeyDiskIoDirection, DiskHealthContainerDiskOperationIoMetricAttributeKeyHwID, DiskHealthContainerDiskOperationIoMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskOperationIoMetricAttributeKeyContainerID:
 		default:
 			return fmt.Errorf("metric disk_health.container.disk.operation.io doesn't have an attribute %v, valid attributes: [cgroup.path, system.device, disk.io.direction, hw.id, k8s.pod.uid, container.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskDiscardKernelErrorsMetricAttributeKey specifies the key of an attribute for the disk_health.disk.discard.kernel.errors metric.
+type DiskHealthDiskDiscardKernelErrorsMetricAttributeKey string
+
+const (
+	DiskHealthDiskDiscardKernelErrorsMetricAttributeKeySystemDevice DiskHealthDiskDiscardKernelErrorsMetricAttributeKey = "system.device"
+	DiskHealthDiskDiscardKernelErrorsMetricAttributeKeyErrorType    DiskHealthDiskDiscardKernelErrorsMetricAttributeKey = "error.type"
+	DiskHealthDiskDiscardKernelErrorsMetricAttributeKeyHwID         DiskHealthDiskDiscardKernelErrorsMetricAttributeKey = "hw.id"
+)
+
+// DiskHealthDiskDiscardKernelErrorsMetricConfig provides config for the disk_health.disk.discard.kernel.errors metric.
+type DiskHealthDiskDiscardKernelErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskDiscardKernelErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskDiscardKernelErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskDiscardKernelErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskDiscardKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskDiscardKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskDiscardKernelErrorsMetricAttributeKeyHwID:
+		default:
+			return fmt.Errorf("metric disk_health.disk.discard.kernel.errors doesn't have an attribute %v, valid attributes: [system.device, error.type, hw.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// DiskHealthDiskFlushKernelErrorsMetricAttributeKey specifies the key of an attribute for the disk_health.disk.flush.kernel.errors metric.
+type DiskHealthDiskFlushKernelErrorsMetricAttributeKey string
+
+const (
+	DiskHealthDiskFlushKernelErrorsMetricAttributeKeySystemDevice DiskHealthDiskFlushKernelErrorsMetricAttributeKey = "system.device"
+	DiskHealthDiskFlushKernelErrorsMetricAttributeKeyErrorType    DiskHealthDiskFlushKernelErrorsMetricAttributeKey = "error.type"
+	DiskHealthDiskFlushKernelErrorsMetricAttributeKeyHwID         DiskHealthDiskFlushKernelErrorsMetricAttributeKey = "hw.id"
+)
+
+// DiskHealthDiskFlushKernelErrorsMetricConfig provides config for the disk_health.disk.flush.kernel.errors metric.
+type DiskHealthDiskFlushKernelErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthDiskFlushKernelErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthDiskFlushKernelErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthDiskFlushKernelErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthDiskFlushKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskFlushKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskFlushKernelErrorsMetricAttributeKeyHwID:
+		default:
+			return fmt.Errorf("metric disk_health.disk.flush.kernel.errors doesn't have an attribute %v, valid attributes: [system.device, error.type, hw.id]", val)
 		}
 	}
 
@@ -171,10 +270,10 @@ func (ms *DiskHealthContainerDiskOperationIoMetricConfig) Validate() error {
 type DiskHealthDiskKernelErrorsMetricAttributeKey string
 
 const (
-	DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice     DiskHealthDiskKernelErrorsMetricAttributeKey = "system.device"
-	DiskHealthDiskKernelErrorsMetricAttributeKeyLatencyDirection DiskHealthDiskKernelErrorsMetricAttributeKey = "disk.io.direction"
-	DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType        DiskHealthDiskKernelErrorsMetricAttributeKey = "error.type"
-	DiskHealthDiskKernelErrorsMetricAttributeKeyHwID             DiskHealthDiskKernelErrorsMetricAttributeKey = "hw.id"
+	DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice    DiskHealthDiskKernelErrorsMetricAttributeKey = "system.device"
+	DiskHealthDiskKernelErrorsMetricAttributeKeyDiskIoDirection DiskHealthDiskKernelErrorsMetricAttributeKey = "disk.io.direction"
+	DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType       DiskHealthDiskKernelErrorsMetricAttributeKey = "error.type"
+	DiskHealthDiskKernelErrorsMetricAttributeKeyHwID            DiskHealthDiskKernelErrorsMetricAttributeKey = "hw.id"
 )
 
 // DiskHealthDiskKernelErrorsMetricConfig provides config for the disk_health.disk.kernel.errors metric.
@@ -203,7 +302,7 @@ func (ms *DiskHealthDiskKernelErrorsMetricConfig) Unmarshal(parser *confmap.Conf
 func (ms *DiskHealthDiskKernelErrorsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskKernelErrorsMetricAttributeKeyLatencyDirection, DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskKernelErrorsMetricAttributeKeyHwID:
+		case DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskKernelErrorsMetricAttributeKeyDiskIoDirection, DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskKernelErrorsMetricAttributeKeyHwID:
 		default:
 			return fmt.Errorf("metric disk_health.disk.kernel.errors doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction, error.type, hw.id]", val)
 		}
@@ -271,6 +370,8 @@ type MetricsConfig struct {
 	DiskHealthContainerDiskNoisyNeighbor  DiskHealthContainerDiskNoisyNeighborMetricConfig  `mapstructure:"disk_health.container.disk.noisy_neighbor"`
 	DiskHealthContainerDiskOccupancyShare DiskHealthContainerDiskOccupancyShareMetricConfig `mapstructure:"disk_health.container.disk.occupancy.share"`
 	DiskHealthContainerDiskOperationIo    DiskHealthContainerDiskOperationIoMetricConfig    `mapstructure:"disk_health.container.disk.operation.io"`
+	DiskHealthDiskDiscardKernelErrors     DiskHealthDiskDiscardKernelErrorsMetricConfig     `mapstructure:"disk_health.disk.discard.kernel.errors"`
+	DiskHealthDiskFlushKernelErrors       DiskHealthDiskFlushKernelErrorsMetricConfig       `mapstructure:"disk_health.disk.flush.kernel.errors"`
 	DiskHealthDiskKernelErrors            DiskHealthDiskKernelErrorsMetricConfig            `mapstructure:"disk_health.disk.kernel.errors"`
 	DiskHealthLatencyDropped              DiskHealthLatencyDroppedMetricConfig              `mapstructure:"disk_health.latency.dropped"`
 }
@@ -280,7 +381,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		DiskHealthContainerDiskNoisyNeighbor: DiskHealthContainerDiskNoisyNeighborMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []DiskHealthContainerDiskNoisyNeighborMetricAttributeKey{DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyHwID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyContainerID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare},
+			EnabledAttributes:   []DiskHealthContainerDiskNoisyNeighborMetricAttributeKey{DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyHwID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyContainerID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath},
 		},
 		DiskHealthContainerDiskOccupancyShare: DiskHealthContainerDiskOccupancyShareMetricConfig{
 			Enabled:             true,
@@ -290,12 +391,22 @@ func DefaultMetricsConfig() MetricsConfig {
 		DiskHealthContainerDiskOperationIo: DiskHealthContainerDiskOperationIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []DiskHealthContainerDiskOperationIoMetricAttributeKey{DiskHealthContainerDiskOperationIoMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice, DiskHealthContainerDiskOperationIoMetricAttributeKeyLatencyDirection, DiskHealthContainerDiskOperationIoMetricAttributeKeyHwID, DiskHealthContainerDiskOperationIoMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskOperationIoMetricAttributeKeyContainerID},
+			EnabledAttributes:   []DiskHealthContainerDiskOperationIoMetricAttributeKey{DiskHealthContainerDiskOperationIoMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice, DiskHealthContainerDiskOperationIoMetricAttributeKeyDiskIoDirection, DiskHealthContainerDiskOperationIoMetricAttributeKeyHwID, DiskHealthContainerDiskOperationIoMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskOperationIoMetricAttributeKeyContainerID},
+		},
+		DiskHealthDiskDiscardKernelErrors: DiskHealthDiskDiscardKernelErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthDiskDiscardKernelErrorsMetricAttributeKey{DiskHealthDiskDiscardKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskDiscardKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskDiscardKernelErrorsMetricAttributeKeyHwID},
+		},
+		DiskHealthDiskFlushKernelErrors: DiskHealthDiskFlushKernelErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthDiskFlushKernelErrorsMetricAttributeKey{DiskHealthDiskFlushKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskFlushKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskFlushKernelErrorsMetricAttributeKeyHwID},
 		},
 		DiskHealthDiskKernelErrors: DiskHealthDiskKernelErrorsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []DiskHealthDiskKernelErrorsMetricAttributeKey{DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskKernelErrorsMetricAttributeKeyLatencyDirection, DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskKernelErrorsMetricAttributeKeyHwID},
+			EnabledAttributes:   []DiskHealthDiskKernelErrorsMetricAttributeKey{DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskKernelErrorsMetricAttributeKeyDiskIoDirection, DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskKernelErrorsMetricAttributeKeyHwID},
 		},
 		DiskHealthLatencyDropped: DiskHealthLatencyDroppedMetricConfig{
 			Enabled:             true,

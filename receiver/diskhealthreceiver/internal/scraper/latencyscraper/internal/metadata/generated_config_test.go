@@ -29,7 +29,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					DiskHealthContainerDiskNoisyNeighbor: DiskHealthContainerDiskNoisyNeighborMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiskHealthContainerDiskNoisyNeighborMetricAttributeKey{DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyHwID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyContainerID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare},
+						EnabledAttributes:   []DiskHealthContainerDiskNoisyNeighborMetricAttributeKey{DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyHwID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyContainerID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath},
 					},
 					DiskHealthContainerDiskOccupancyShare: DiskHealthContainerDiskOccupancyShareMetricConfig{
 						Enabled:             true,
@@ -39,12 +39,22 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					DiskHealthContainerDiskOperationIo: DiskHealthContainerDiskOperationIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []DiskHealthContainerDiskOperationIoMetricAttributeKey{DiskHealthContainerDiskOperationIoMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice, DiskHealthContainerDiskOperationIoMetricAttributeKeyLatencyDirection, DiskHealthContainerDiskOperationIoMetricAttributeKeyHwID, DiskHealthContainerDiskOperationIoMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskOperationIoMetricAttributeKeyContainerID},
+						EnabledAttributes:   []DiskHealthContainerDiskOperationIoMetricAttributeKey{DiskHealthContainerDiskOperationIoMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice, DiskHealthContainerDiskOperationIoMetricAttributeKeyDiskIoDirection, DiskHealthContainerDiskOperationIoMetricAttributeKeyHwID, DiskHealthContainerDiskOperationIoMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskOperationIoMetricAttributeKeyContainerID},
+					},
+					DiskHealthDiskDiscardKernelErrors: DiskHealthDiskDiscardKernelErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthDiskDiscardKernelErrorsMetricAttributeKey{DiskHealthDiskDiscardKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskDiscardKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskDiscardKernelErrorsMetricAttributeKeyHwID},
+					},
+					DiskHealthDiskFlushKernelErrors: DiskHealthDiskFlushKernelErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthDiskFlushKernelErrorsMetricAttributeKey{DiskHealthDiskFlushKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskFlushKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskFlushKernelErrorsMetricAttributeKeyHwID},
 					},
 					DiskHealthDiskKernelErrors: DiskHealthDiskKernelErrorsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []DiskHealthDiskKernelErrorsMetricAttributeKey{DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskKernelErrorsMetricAttributeKeyLatencyDirection, DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskKernelErrorsMetricAttributeKeyHwID},
+						EnabledAttributes:   []DiskHealthDiskKernelErrorsMetricAttributeKey{DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskKernelErrorsMetricAttributeKeyDiskIoDirection, DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskKernelErrorsMetricAttributeKeyHwID},
 					},
 					DiskHealthLatencyDropped: DiskHealthLatencyDroppedMetricConfig{
 						Enabled:             true,
@@ -61,7 +71,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					DiskHealthContainerDiskNoisyNeighbor: DiskHealthContainerDiskNoisyNeighborMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiskHealthContainerDiskNoisyNeighborMetricAttributeKey{DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyHwID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyContainerID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare},
+						EnabledAttributes:   []DiskHealthContainerDiskNoisyNeighborMetricAttributeKey{DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyHwID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyContainerID, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath},
 					},
 					DiskHealthContainerDiskOccupancyShare: DiskHealthContainerDiskOccupancyShareMetricConfig{
 						Enabled:             false,
@@ -71,12 +81,22 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					DiskHealthContainerDiskOperationIo: DiskHealthContainerDiskOperationIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []DiskHealthContainerDiskOperationIoMetricAttributeKey{DiskHealthContainerDiskOperationIoMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice, DiskHealthContainerDiskOperationIoMetricAttributeKeyLatencyDirection, DiskHealthContainerDiskOperationIoMetricAttributeKeyHwID, DiskHealthContainerDiskOperationIoMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskOperationIoMetricAttributeKeyContainerID},
+						EnabledAttributes:   []DiskHealthContainerDiskOperationIoMetricAttributeKey{DiskHealthContainerDiskOperationIoMetricAttributeKeyCgroupPath, DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice, DiskHealthContainerDiskOperationIoMetricAttributeKeyDiskIoDirection, DiskHealthContainerDiskOperationIoMetricAttributeKeyHwID, DiskHealthContainerDiskOperationIoMetricAttributeKeyK8sPodUID, DiskHealthContainerDiskOperationIoMetricAttributeKeyContainerID},
+					},
+					DiskHealthDiskDiscardKernelErrors: DiskHealthDiskDiscardKernelErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthDiskDiscardKernelErrorsMetricAttributeKey{DiskHealthDiskDiscardKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskDiscardKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskDiscardKernelErrorsMetricAttributeKeyHwID},
+					},
+					DiskHealthDiskFlushKernelErrors: DiskHealthDiskFlushKernelErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthDiskFlushKernelErrorsMetricAttributeKey{DiskHealthDiskFlushKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskFlushKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskFlushKernelErrorsMetricAttributeKeyHwID},
 					},
 					DiskHealthDiskKernelErrors: DiskHealthDiskKernelErrorsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []DiskHealthDiskKernelErrorsMetricAttributeKey{DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskKernelErrorsMetricAttributeKeyLatencyDirection, DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskKernelErrorsMetricAttributeKeyHwID},
+						EnabledAttributes:   []DiskHealthDiskKernelErrorsMetricAttributeKey{DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice, DiskHealthDiskKernelErrorsMetricAttributeKeyDiskIoDirection, DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType, DiskHealthDiskKernelErrorsMetricAttributeKeyHwID},
 					},
 					DiskHealthLatencyDropped: DiskHealthLatencyDroppedMetricConfig{
 						Enabled:             false,
@@ -90,7 +110,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthContainerDiskNoisyNeighborMetricConfig{}, DiskHealthContainerDiskOccupancyShareMetricConfig{}, DiskHealthContainerDiskOperationIoMetricConfig{}, DiskHealthDiskKernelErrorsMetricConfig{}, DiskHealthLatencyDroppedMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthContainerDiskNoisyNeighborMetricConfig{}, DiskHealthContainerDiskOccupancyShareMetricConfig{}, DiskHealthContainerDiskOperationIoMetricConfig{}, DiskHealthDiskDiscardKernelErrorsMetricConfig{}, DiskHealthDiskFlushKernelErrorsMetricConfig{}, DiskHealthDiskKernelErrorsMetricConfig{}, DiskHealthLatencyDroppedMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -100,7 +120,7 @@ func TestDiskHealthContainerDiskNoisyNeighborMetricsConfig_Validate(t *testing.T
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []DiskHealthContainerDiskNoisyNeighborMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric disk_health.container.disk.noisy_neighbor doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device, hw.id, k8s.pod.uid, container.id, noisy_neighbor.aggressor.cgroup.path, noisy_neighbor.aggressor.share]")
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.container.disk.noisy_neighbor doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device, hw.id, k8s.pod.uid, container.id, noisy_neighbor.aggressor.cgroup.path]")
 
 	cfg = DefaultMetricsConfig().DiskHealthContainerDiskNoisyNeighbor
 	cfg.AggregationStrategy = "invalid"
@@ -127,6 +147,30 @@ func TestDiskHealthContainerDiskOperationIoMetricsConfig_Validate(t *testing.T) 
 	require.ErrorContains(t, cfg.Validate(), "metric disk_health.container.disk.operation.io doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device, disk.io.direction, hw.id, k8s.pod.uid, container.id]")
 
 	cfg = DefaultMetricsConfig().DiskHealthContainerDiskOperationIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskDiscardKernelErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskDiscardKernelErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskDiscardKernelErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.discard.kernel.errors doesn't have an attribute invalid, valid attributes: [system.device, error.type, hw.id]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskDiscardKernelErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestDiskHealthDiskFlushKernelErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthDiskFlushKernelErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthDiskFlushKernelErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.disk.flush.kernel.errors doesn't have an attribute invalid, valid attributes: [system.device, error.type, hw.id]")
+
+	cfg = DefaultMetricsConfig().DiskHealthDiskFlushKernelErrors
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

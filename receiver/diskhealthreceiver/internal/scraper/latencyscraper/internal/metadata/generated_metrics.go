@@ -19,38 +19,30 @@ const (
 	AggregationStrategyMax = "max"
 )
 
-// AttributeLatencyDirection specifies the value latency.direction attribute.
-type AttributeLatencyDirection int
+// AttributeDiskIoDirection specifies the value disk.io.direction attribute.
+type AttributeDiskIoDirection int
 
 const (
-	_ AttributeLatencyDirection = iota
-	AttributeLatencyDirectionRead
-	AttributeLatencyDirectionWrite
-	AttributeLatencyDirectionDiscard
-	AttributeLatencyDirectionFlush
+	_ AttributeDiskIoDirection = iota
+	AttributeDiskIoDirectionRead
+	AttributeDiskIoDirectionWrite
 )
 
-// String returns the string representation of the AttributeLatencyDirection.
-func (av AttributeLatencyDirection) String() string {
+// String returns the string representation of the AttributeDiskIoDirection.
+func (av AttributeDiskIoDirection) String() string {
 	switch av {
-	case AttributeLatencyDirectionRead:
+	case AttributeDiskIoDirectionRead:
 		return "read"
-	case AttributeLatencyDirectionWrite:
+	case AttributeDiskIoDirectionWrite:
 		return "write"
-	case AttributeLatencyDirectionDiscard:
-		return "discard"
-	case AttributeLatencyDirectionFlush:
-		return "flush"
 	}
 	return ""
 }
 
-// MapAttributeLatencyDirection is a helper map of string to AttributeLatencyDirection attribute value.
-var MapAttributeLatencyDirection = map[string]AttributeLatencyDirection{
-	"read":    AttributeLatencyDirectionRead,
-	"write":   AttributeLatencyDirectionWrite,
-	"discard": AttributeLatencyDirectionDiscard,
-	"flush":   AttributeLatencyDirectionFlush,
+// MapAttributeDiskIoDirection is a helper map of string to AttributeDiskIoDirection attribute value.
+var MapAttributeDiskIoDirection = map[string]AttributeDiskIoDirection{
+	"read":  AttributeDiskIoDirectionRead,
+	"write": AttributeDiskIoDirectionWrite,
 }
 
 // AttributeLatencyDropReason specifies the value latency.drop.reason attribute.
@@ -98,7 +90,7 @@ var MapAttributeLatencyDropReason = map[string]AttributeLatencyDropReason{
 var MetricsInfo = metricsInfo{
 	DiskHealthContainerDiskNoisyNeighbor: metricInfo{
 		Name:       "disk_health.container.disk.noisy_neighbor",
-		Attributes: []string{"cgroup.path", "system.device", "hw.id", "k8s.pod.uid", "container.id", "noisy_neighbor.aggressor.cgroup.path", "noisy_neighbor.aggressor.share"},
+		Attributes: []string{"cgroup.path", "system.device", "hw.id", "k8s.pod.uid", "container.id", "noisy_neighbor.aggressor.cgroup.path"},
 	},
 	DiskHealthContainerDiskOccupancyShare: metricInfo{
 		Name:       "disk_health.container.disk.occupancy.share",
@@ -106,11 +98,19 @@ var MetricsInfo = metricsInfo{
 	},
 	DiskHealthContainerDiskOperationIo: metricInfo{
 		Name:       "disk_health.container.disk.operation.io",
-		Attributes: []string{"cgroup.path", "system.device", "latency.direction", "hw.id", "k8s.pod.uid", "container.id"},
+		Attributes: []string{"cgroup.path", "system.device", "disk.io.direction", "hw.id", "k8s.pod.uid", "container.id"},
+	},
+	DiskHealthDiskDiscardKernelErrors: metricInfo{
+		Name:       "disk_health.disk.discard.kernel.errors",
+		Attributes: []string{"system.device", "error.type", "hw.id"},
+	},
+	DiskHealthDiskFlushKernelErrors: metricInfo{
+		Name:       "disk_health.disk.flush.kernel.errors",
+		Attributes: []string{"system.device", "error.type", "hw.id"},
 	},
 	DiskHealthDiskKernelErrors: metricInfo{
 		Name:       "disk_health.disk.kernel.errors",
-		Attributes: []string{"system.device", "latency.direction", "error.type", "hw.id"},
+		Attributes: []string{"system.device", "disk.io.direction", "error.type", "hw.id"},
 	},
 	DiskHealthLatencyDropped: metricInfo{
 		Name:       "disk_health.latency.dropped",
@@ -122,6 +122,8 @@ type metricsInfo struct {
 	DiskHealthContainerDiskNoisyNeighbor  metricInfo
 	DiskHealthContainerDiskOccupancyShare metricInfo
 	DiskHealthContainerDiskOperationIo    metricInfo
+	DiskHealthDiskDiscardKernelErrors     metricInfo
+	DiskHealthDiskFlushKernelErrors       metricInfo
 	DiskHealthDiskKernelErrors            metricInfo
 	DiskHealthLatencyDropped              metricInfo
 }
@@ -163,20 +165,20 @@ type metricDiskHealthContainerDiskNoisyNeighbor struct {
 	data          pmetric.Metric                                   // data buffer for generated metric.
 	config        DiskHealthContainerDiskNoisyNeighborMetricConfig // metric config provided by user.
 	capacity      int                                              // max observed number of data points added to the metric.
-	aggDataPoints []int64                                          // slice containing number of aggregated datapoints at each index
+	aggDataPoints []float64                                        // slice containing number of aggregated datapoints at each index
 }
 
 // init fills disk_health.container.disk.noisy_neighbor metric with initial data.
 func (m *metricDiskHealthContainerDiskNoisyNeighbor) init() {
 	m.data.SetName("disk_health.container.disk.noisy_neighbor")
-	m.data.SetDescription("1 while the cgroup (the victim) is in a noisy-neighbour episode on the device: its tail latency there reached k times its own baseline while another cgroup (the aggressor, named on the point) held at least the configured share of the device's occupancy; 0 once, at the scrape the episode ends. Only with latency.per_cgroup.enabled and per_cgroup.noisy_neighbor.enabled. Not in semantic conventions.")
-	m.data.SetUnit("{episode}")
+	m.data.SetDescription("While the cgroup (the victim) is in a noisy-neighbour episode on the device, the share of the device's occupancy (0-1) that the aggressor named on the point held in the interval the episode opened: its tail latency there reached k times its own baseline while that cgroup held at least the configured share. 0 once, at the scrape the episode ends. Only with latency.per_cgroup.enabled and per_cgroup.noisy_neighbor.enabled. Not in semantic conventions.")
+	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricDiskHealthContainerDiskNoisyNeighbor) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, noisyNeighborAggressorCgroupPathAttributeValue string, noisyNeighborAggressorShareAttributeValue float64, options ...MetricAttributeOption) {
+func (m *metricDiskHealthContainerDiskNoisyNeighbor) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, noisyNeighborAggressorCgroupPathAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -193,9 +195,6 @@ func (m *metricDiskHealthContainerDiskNoisyNeighbor) recordDataPoint(start pcomm
 	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath) {
 		dp.Attributes().PutStr("noisy_neighbor.aggressor.cgroup.path", noisyNeighborAggressorCgroupPathAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare) {
-		dp.Attributes().PutDouble("noisy_neighbor.aggressor.share", noisyNeighborAggressorShareAttributeValue)
-	}
 	for _, op := range options {
 		op.apply(dp)
 	}
@@ -207,24 +206,24 @@ func (m *metricDiskHealthContainerDiskNoisyNeighbor) recordDataPoint(start pcomm
 		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
 			switch s = m.config.AggregationStrategy; s {
 			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
 				m.aggDataPoints[i] += 1
 				return
 			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
 				}
 				return
 			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
 				}
 				return
 			}
 		}
 	}
 
-	dp.SetIntValue(val)
+	dp.SetDoubleValue(val)
 	m.aggDataPoints = append(m.aggDataPoints, 1)
 	dp.MoveTo(dps.AppendEmpty())
 }
@@ -241,7 +240,7 @@ func (m *metricDiskHealthContainerDiskNoisyNeighbor) emit(metrics pmetric.Metric
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
 		if m.config.AggregationStrategy == AggregationStrategyAvg {
 			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
 			}
 		}
 		m.updateCapacity()
@@ -374,7 +373,7 @@ func (m *metricDiskHealthContainerDiskOperationIo) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricDiskHealthContainerDiskOperationIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, latencyDirectionAttributeValue string, options ...MetricAttributeOption) {
+func (m *metricDiskHealthContainerDiskOperationIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -388,8 +387,8 @@ func (m *metricDiskHealthContainerDiskOperationIo) recordDataPoint(start pcommon
 	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskOperationIoMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskOperationIoMetricAttributeKeyLatencyDirection) {
-		dp.Attributes().PutStr("disk.io.direction", latencyDirectionAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerDiskOperationIoMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
 	}
 	for _, op := range options {
 		op.apply(dp)
@@ -455,6 +454,200 @@ func newMetricDiskHealthContainerDiskOperationIo(cfg DiskHealthContainerDiskOper
 	return m
 }
 
+type metricDiskHealthDiskDiscardKernelErrors struct {
+	data          pmetric.Metric                                // data buffer for generated metric.
+	config        DiskHealthDiskDiscardKernelErrorsMetricConfig // metric config provided by user.
+	capacity      int                                           // max observed number of data points added to the metric.
+	aggDataPoints []int64                                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.discard.kernel.errors metric with initial data.
+func (m *metricDiskHealthDiskDiscardKernelErrors) init() {
+	m.data.SetName("disk_health.disk.discard.kernel.errors")
+	m.data.SetDescription("Discard requests the kernel completed with an error status, per device and status, counted as disk_health.disk.kernel.errors counts reads and writes. Not in semantic conventions.")
+	m.data.SetUnit("{request}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskDiscardKernelErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, errorTypeAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskDiscardKernelErrorsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskDiscardKernelErrorsMetricAttributeKeyErrorType) {
+		dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskDiscardKernelErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskDiscardKernelErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskDiscardKernelErrors(cfg DiskHealthDiskDiscardKernelErrorsMetricConfig) metricDiskHealthDiskDiscardKernelErrors {
+	m := metricDiskHealthDiskDiscardKernelErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthDiskFlushKernelErrors struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        DiskHealthDiskFlushKernelErrorsMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.disk.flush.kernel.errors metric with initial data.
+func (m *metricDiskHealthDiskFlushKernelErrors) init() {
+	m.data.SetName("disk_health.disk.flush.kernel.errors")
+	m.data.SetDescription("Flush requests the kernel completed with an error status, per device and status, counted as disk_health.disk.kernel.errors counts reads and writes. Not in semantic conventions.")
+	m.data.SetUnit("{request}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthDiskFlushKernelErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, errorTypeAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskFlushKernelErrorsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskFlushKernelErrorsMetricAttributeKeyErrorType) {
+		dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthDiskFlushKernelErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthDiskFlushKernelErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthDiskFlushKernelErrors(cfg DiskHealthDiskFlushKernelErrorsMetricConfig) metricDiskHealthDiskFlushKernelErrors {
+	m := metricDiskHealthDiskFlushKernelErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricDiskHealthDiskKernelErrors struct {
 	data          pmetric.Metric                         // data buffer for generated metric.
 	config        DiskHealthDiskKernelErrorsMetricConfig // metric config provided by user.
@@ -465,7 +658,7 @@ type metricDiskHealthDiskKernelErrors struct {
 // init fills disk_health.disk.kernel.errors metric with initial data.
 func (m *metricDiskHealthDiskKernelErrors) init() {
 	m.data.SetName("disk_health.disk.kernel.errors")
-	m.data.SetDescription("Block requests the kernel completed with an error status, per device, direction and status, counted once per failed request where the kernel would log it (not passthrough, not quiet requests), since the probe attached. Not in semantic conventions.")
+	m.data.SetDescription("Read and write block requests the kernel completed with an error status, per device, direction and status, counted once per failed request where the kernel would log it (not passthrough, not quiet requests), since the probe attached. Not in semantic conventions.")
 	m.data.SetUnit("{request}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -474,7 +667,7 @@ func (m *metricDiskHealthDiskKernelErrors) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricDiskHealthDiskKernelErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, latencyDirectionAttributeValue string, errorTypeAttributeValue string, options ...MetricAttributeOption) {
+func (m *metricDiskHealthDiskKernelErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string, errorTypeAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -485,8 +678,8 @@ func (m *metricDiskHealthDiskKernelErrors) recordDataPoint(start pcommon.Timesta
 	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskKernelErrorsMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskKernelErrorsMetricAttributeKeyLatencyDirection) {
-		dp.Attributes().PutStr("disk.io.direction", latencyDirectionAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskKernelErrorsMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, DiskHealthDiskKernelErrorsMetricAttributeKeyErrorType) {
 		dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
@@ -657,6 +850,8 @@ type MetricsBuilder struct {
 	metricDiskHealthContainerDiskNoisyNeighbor  metricDiskHealthContainerDiskNoisyNeighbor
 	metricDiskHealthContainerDiskOccupancyShare metricDiskHealthContainerDiskOccupancyShare
 	metricDiskHealthContainerDiskOperationIo    metricDiskHealthContainerDiskOperationIo
+	metricDiskHealthDiskDiscardKernelErrors     metricDiskHealthDiskDiscardKernelErrors
+	metricDiskHealthDiskFlushKernelErrors       metricDiskHealthDiskFlushKernelErrors
 	metricDiskHealthDiskKernelErrors            metricDiskHealthDiskKernelErrors
 	metricDiskHealthLatencyDropped              metricDiskHealthLatencyDropped
 }
@@ -687,6 +882,8 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, opti
 		metricDiskHealthContainerDiskNoisyNeighbor:  newMetricDiskHealthContainerDiskNoisyNeighbor(mbc.Metrics.DiskHealthContainerDiskNoisyNeighbor),
 		metricDiskHealthContainerDiskOccupancyShare: newMetricDiskHealthContainerDiskOccupancyShare(mbc.Metrics.DiskHealthContainerDiskOccupancyShare),
 		metricDiskHealthContainerDiskOperationIo:    newMetricDiskHealthContainerDiskOperationIo(mbc.Metrics.DiskHealthContainerDiskOperationIo),
+		metricDiskHealthDiskDiscardKernelErrors:     newMetricDiskHealthDiskDiscardKernelErrors(mbc.Metrics.DiskHealthDiskDiscardKernelErrors),
+		metricDiskHealthDiskFlushKernelErrors:       newMetricDiskHealthDiskFlushKernelErrors(mbc.Metrics.DiskHealthDiskFlushKernelErrors),
 		metricDiskHealthDiskKernelErrors:            newMetricDiskHealthDiskKernelErrors(mbc.Metrics.DiskHealthDiskKernelErrors),
 		metricDiskHealthLatencyDropped:              newMetricDiskHealthLatencyDropped(mbc.Metrics.DiskHealthLatencyDropped),
 	}
@@ -758,6 +955,8 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricDiskHealthContainerDiskNoisyNeighbor.emit(ils.Metrics())
 	mb.metricDiskHealthContainerDiskOccupancyShare.emit(ils.Metrics())
 	mb.metricDiskHealthContainerDiskOperationIo.emit(ils.Metrics())
+	mb.metricDiskHealthDiskDiscardKernelErrors.emit(ils.Metrics())
+	mb.metricDiskHealthDiskFlushKernelErrors.emit(ils.Metrics())
 	mb.metricDiskHealthDiskKernelErrors.emit(ils.Metrics())
 	mb.metricDiskHealthLatencyDropped.emit(ils.Metrics())
 
@@ -782,8 +981,8 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 }
 
 // RecordDiskHealthContainerDiskNoisyNeighborDataPoint adds a data point to disk_health.container.disk.noisy_neighbor metric.
-func (mb *MetricsBuilder) RecordDiskHealthContainerDiskNoisyNeighborDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, noisyNeighborAggressorCgroupPathAttributeValue string, noisyNeighborAggressorShareAttributeValue float64, options ...MetricAttributeOption) {
-	mb.metricDiskHealthContainerDiskNoisyNeighbor.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, noisyNeighborAggressorCgroupPathAttributeValue, noisyNeighborAggressorShareAttributeValue, options...)
+func (mb *MetricsBuilder) RecordDiskHealthContainerDiskNoisyNeighborDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, noisyNeighborAggressorCgroupPathAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricDiskHealthContainerDiskNoisyNeighbor.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, noisyNeighborAggressorCgroupPathAttributeValue, options...)
 }
 
 // RecordDiskHealthContainerDiskOccupancyShareDataPoint adds a data point to disk_health.container.disk.occupancy.share metric.
@@ -792,13 +991,23 @@ func (mb *MetricsBuilder) RecordDiskHealthContainerDiskOccupancyShareDataPoint(t
 }
 
 // RecordDiskHealthContainerDiskOperationIoDataPoint adds a data point to disk_health.container.disk.operation.io metric.
-func (mb *MetricsBuilder) RecordDiskHealthContainerDiskOperationIoDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, latencyDirectionAttributeValue AttributeLatencyDirection, options ...MetricAttributeOption) {
-	mb.metricDiskHealthContainerDiskOperationIo.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, latencyDirectionAttributeValue.String(), options...)
+func (mb *MetricsBuilder) RecordDiskHealthContainerDiskOperationIoDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection, options ...MetricAttributeOption) {
+	mb.metricDiskHealthContainerDiskOperationIo.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String(), options...)
+}
+
+// RecordDiskHealthDiskDiscardKernelErrorsDataPoint adds a data point to disk_health.disk.discard.kernel.errors metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskDiscardKernelErrorsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, errorTypeAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricDiskHealthDiskDiscardKernelErrors.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, errorTypeAttributeValue, options...)
+}
+
+// RecordDiskHealthDiskFlushKernelErrorsDataPoint adds a data point to disk_health.disk.flush.kernel.errors metric.
+func (mb *MetricsBuilder) RecordDiskHealthDiskFlushKernelErrorsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, errorTypeAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricDiskHealthDiskFlushKernelErrors.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, errorTypeAttributeValue, options...)
 }
 
 // RecordDiskHealthDiskKernelErrorsDataPoint adds a data point to disk_health.disk.kernel.errors metric.
-func (mb *MetricsBuilder) RecordDiskHealthDiskKernelErrorsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, latencyDirectionAttributeValue AttributeLatencyDirection, errorTypeAttributeValue string, options ...MetricAttributeOption) {
-	mb.metricDiskHealthDiskKernelErrors.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, latencyDirectionAttributeValue.String(), errorTypeAttributeValue, options...)
+func (mb *MetricsBuilder) RecordDiskHealthDiskKernelErrorsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection, errorTypeAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricDiskHealthDiskKernelErrors.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String(), errorTypeAttributeValue, options...)
 }
 
 // RecordDiskHealthLatencyDroppedDataPoint adds a data point to disk_health.latency.dropped metric.

@@ -61,6 +61,8 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["disk_health.container.disk.noisy_neighbor"] = mb.metricDiskHealthContainerDiskNoisyNeighbor.config.AggregationStrategy
 			aggMap["disk_health.container.disk.occupancy.share"] = mb.metricDiskHealthContainerDiskOccupancyShare.config.AggregationStrategy
 			aggMap["disk_health.container.disk.operation.io"] = mb.metricDiskHealthContainerDiskOperationIo.config.AggregationStrategy
+			aggMap["disk_health.disk.discard.kernel.errors"] = mb.metricDiskHealthDiskDiscardKernelErrors.config.AggregationStrategy
+			aggMap["disk_health.disk.flush.kernel.errors"] = mb.metricDiskHealthDiskFlushKernelErrors.config.AggregationStrategy
 			aggMap["disk_health.disk.kernel.errors"] = mb.metricDiskHealthDiskKernelErrors.config.AggregationStrategy
 			aggMap["disk_health.latency.dropped"] = mb.metricDiskHealthLatencyDropped.config.AggregationStrategy
 
@@ -73,9 +75,9 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordDiskHealthContainerDiskNoisyNeighborDataPoint(ts, 1, "cgroup.path-val", "system.device-val", "noisy_neighbor.aggressor.cgroup.path-val", 30.100000, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+			mb.RecordDiskHealthContainerDiskNoisyNeighborDataPoint(ts, 1, "cgroup.path-val", "system.device-val", "noisy_neighbor.aggressor.cgroup.path-val", WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordDiskHealthContainerDiskNoisyNeighborDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", "noisy_neighbor.aggressor.cgroup.path-val-2", 31.100000, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+				mb.RecordDiskHealthContainerDiskNoisyNeighborDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", "noisy_neighbor.aggressor.cgroup.path-val-2", WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -85,15 +87,27 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordDiskHealthContainerDiskOperationIoDataPoint(ts, 1, "cgroup.path-val", "system.device-val", AttributeLatencyDirectionRead, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+			mb.RecordDiskHealthContainerDiskOperationIoDataPoint(ts, 1, "cgroup.path-val", "system.device-val", AttributeDiskIoDirectionRead, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordDiskHealthContainerDiskOperationIoDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", AttributeLatencyDirectionWrite, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+				mb.RecordDiskHealthContainerDiskOperationIoDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", AttributeDiskIoDirectionWrite, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordDiskHealthDiskKernelErrorsDataPoint(ts, 1, "system.device-val", AttributeLatencyDirectionRead, "error.type-val", WithHwIDMetricAttribute("hw.id-val"))
+			mb.RecordDiskHealthDiskDiscardKernelErrorsDataPoint(ts, 1, "system.device-val", "error.type-val", WithHwIDMetricAttribute("hw.id-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordDiskHealthDiskKernelErrorsDataPoint(ts, 3, "system.device-val-2", AttributeLatencyDirectionWrite, "error.type-val-2", WithHwIDMetricAttribute("hw.id-val"))
+				mb.RecordDiskHealthDiskDiscardKernelErrorsDataPoint(ts, 3, "system.device-val-2", "error.type-val-2", WithHwIDMetricAttribute("hw.id-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskFlushKernelErrorsDataPoint(ts, 1, "system.device-val", "error.type-val", WithHwIDMetricAttribute("hw.id-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskFlushKernelErrorsDataPoint(ts, 3, "system.device-val-2", "error.type-val-2", WithHwIDMetricAttribute("hw.id-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthDiskKernelErrorsDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead, "error.type-val", WithHwIDMetricAttribute("hw.id-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthDiskKernelErrorsDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite, "error.type-val-2", WithHwIDMetricAttribute("hw.id-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -108,6 +122,8 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricDiskHealthContainerDiskNoisyNeighbor.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthContainerDiskOccupancyShare.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthContainerDiskOperationIo.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskDiscardKernelErrors.aggDataPoints)
+				assert.Empty(t, mb.metricDiskHealthDiskFlushKernelErrors.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthDiskKernelErrors.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthLatencyDropped.aggDataPoints)
 			}
@@ -143,13 +159,13 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.container.disk.noisy_neighbor"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 while the cgroup (the victim) is in a noisy-neighbour episode on the device: its tail latency there reached k times its own baseline while another cgroup (the aggressor, named on the point) held at least the configured share of the device's occupancy; 0 once, at the scrape the episode ends. Only with latency.per_cgroup.enabled and per_cgroup.noisy_neighbor.enabled. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{episode}", mi.Unit())
+						assert.Equal(t, "While the cgroup (the victim) is in a noisy-neighbour episode on the device, the share of the device's occupancy (0-1) that the aggressor named on the point held in the interval the episode opened: its tail latency there reached k times its own baseline while that cgroup held at least the configured share. 0 once, at the scrape the episode ends. Only with latency.per_cgroup.enabled and per_cgroup.noisy_neighbor.enabled. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
 						assert.True(t, ok)
 						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
@@ -168,37 +184,32 @@ func TestMetricsBuilder(t *testing.T) {
 						noisyNeighborAggressorCgroupPathAttrVal, ok := dp.Attributes().Get("noisy_neighbor.aggressor.cgroup.path")
 						assert.True(t, ok)
 						assert.Equal(t, "noisy_neighbor.aggressor.cgroup.path-val", noisyNeighborAggressorCgroupPathAttrVal.Str())
-						noisyNeighborAggressorShareAttrVal, ok := dp.Attributes().Get("noisy_neighbor.aggressor.share")
-						assert.True(t, ok)
-						assert.Equal(t, 30.100000, noisyNeighborAggressorShareAttrVal.Double())
 					} else {
 						assert.False(t, validatedMetrics["disk_health.container.disk.noisy_neighbor"], "Found a duplicate in the metrics slice: disk_health.container.disk.noisy_neighbor")
 						validatedMetrics["disk_health.container.disk.noisy_neighbor"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 while the cgroup (the victim) is in a noisy-neighbour episode on the device: its tail latency there reached k times its own baseline while another cgroup (the aggressor, named on the point) held at least the configured share of the device's occupancy; 0 once, at the scrape the episode ends. Only with latency.per_cgroup.enabled and per_cgroup.noisy_neighbor.enabled. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{episode}", mi.Unit())
+						assert.Equal(t, "While the cgroup (the victim) is in a noisy-neighbour episode on the device, the share of the device's occupancy (0-1) that the aggressor named on the point held in the interval the episode opened: its tail latency there reached k times its own baseline while that cgroup held at least the configured share. 0 once, at the scrape the episode ends. Only with latency.per_cgroup.enabled and per_cgroup.noisy_neighbor.enabled. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
 						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						switch aggMap["disk_health.container.disk.noisy_neighbor"] {
 						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
 						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
 						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
 						_, ok := dp.Attributes().Get("cgroup.path")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("noisy_neighbor.aggressor.cgroup.path")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("noisy_neighbor.aggressor.share")
 						assert.False(t, ok)
 					}
 				case "disk_health.container.disk.occupancy.share":
@@ -276,9 +287,9 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						latencyDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
 						assert.True(t, ok)
-						assert.Equal(t, "read", latencyDirectionAttrVal.Str())
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
 						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 						assert.True(t, ok)
 						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
@@ -318,13 +329,13 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("disk.io.direction")
 						assert.False(t, ok)
 					}
-				case "disk_health.disk.kernel.errors":
+				case "disk_health.disk.discard.kernel.errors":
 					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["disk_health.disk.kernel.errors"], "Found a duplicate in the metrics slice: disk_health.disk.kernel.errors")
-						validatedMetrics["disk_health.disk.kernel.errors"] = true
+						assert.False(t, validatedMetrics["disk_health.disk.discard.kernel.errors"], "Found a duplicate in the metrics slice: disk_health.disk.discard.kernel.errors")
+						validatedMetrics["disk_health.disk.discard.kernel.errors"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Block requests the kernel completed with an error status, per device, direction and status, counted once per failed request where the kernel would log it (not passthrough, not quiet requests), since the probe attached. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Discard requests the kernel completed with an error status, per device and status, counted as disk_health.disk.kernel.errors counts reads and writes. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "{request}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -336,9 +347,113 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						latencyDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
 						assert.True(t, ok)
-						assert.Equal(t, "read", latencyDirectionAttrVal.Str())
+						assert.Equal(t, "error.type-val", errorTypeAttrVal.Str())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.discard.kernel.errors"], "Found a duplicate in the metrics slice: disk_health.disk.discard.kernel.errors")
+						validatedMetrics["disk_health.disk.discard.kernel.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard requests the kernel completed with an error status, per device and status, counted as disk_health.disk.kernel.errors counts reads and writes. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{request}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.disk.discard.kernel.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("error.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.flush.kernel.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.flush.kernel.errors"], "Found a duplicate in the metrics slice: disk_health.disk.flush.kernel.errors")
+						validatedMetrics["disk_health.disk.flush.kernel.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Flush requests the kernel completed with an error status, per device and status, counted as disk_health.disk.kernel.errors counts reads and writes. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{request}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
+						assert.True(t, ok)
+						assert.Equal(t, "error.type-val", errorTypeAttrVal.Str())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.disk.flush.kernel.errors"], "Found a duplicate in the metrics slice: disk_health.disk.flush.kernel.errors")
+						validatedMetrics["disk_health.disk.flush.kernel.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Flush requests the kernel completed with an error status, per device and status, counted as disk_health.disk.kernel.errors counts reads and writes. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{request}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.disk.flush.kernel.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("error.type")
+						assert.False(t, ok)
+					}
+				case "disk_health.disk.kernel.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.disk.kernel.errors"], "Found a duplicate in the metrics slice: disk_health.disk.kernel.errors")
+						validatedMetrics["disk_health.disk.kernel.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Read and write block requests the kernel completed with an error status, per device, direction and status, counted once per failed request where the kernel would log it (not passthrough, not quiet requests), since the probe attached. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{request}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
 						errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
 						assert.True(t, ok)
 						assert.Equal(t, "error.type-val", errorTypeAttrVal.Str())
@@ -350,7 +465,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.disk.kernel.errors"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Block requests the kernel completed with an error status, per device, direction and status, counted once per failed request where the kernel would log it (not passthrough, not quiet requests), since the probe attached. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Read and write block requests the kernel completed with an error status, per device, direction and status, counted once per failed request where the kernel would log it (not passthrough, not quiet requests), since the probe attached. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "{request}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())

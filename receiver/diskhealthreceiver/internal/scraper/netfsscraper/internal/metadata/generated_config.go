@@ -321,7 +321,8 @@ const (
 	DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemDevice               DiskHealthNfsClientMountProcedureCountMetricAttributeKey = "system.device"
 	DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint DiskHealthNfsClientMountProcedureCountMetricAttributeKey = "system.filesystem.mountpoint"
 	DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType       DiskHealthNfsClientMountProcedureCountMetricAttributeKey = "system.filesystem.type"
-	DiskHealthNfsClientMountProcedureCountMetricAttributeKeyNfsOperationName           DiskHealthNfsClientMountProcedureCountMetricAttributeKey = "nfs.operation.name"
+	DiskHealthNfsClientMountProcedureCountMetricAttributeKeyOncRPCProcedureName        DiskHealthNfsClientMountProcedureCountMetricAttributeKey = "onc_rpc.procedure.name"
+	DiskHealthNfsClientMountProcedureCountMetricAttributeKeyOncRPCVersion              DiskHealthNfsClientMountProcedureCountMetricAttributeKey = "onc_rpc.version"
 )
 
 // DiskHealthNfsClientMountProcedureCountMetricConfig provides config for the disk_health.nfs.client.mount.procedure.count metric.
@@ -350,9 +351,9 @@ func (ms *DiskHealthNfsClientMountProcedureCountMetricConfig) Unmarshal(parser *
 func (ms *DiskHealthNfsClientMountProcedureCountMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyNfsOperationName:
+		case DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyOncRPCProcedureName, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyOncRPCVersion:
 		default:
-			return fmt.Errorf("metric disk_health.nfs.client.mount.procedure.count doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.name]", val)
+			return fmt.Errorf("metric disk_health.nfs.client.mount.procedure.count doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, onc_rpc.procedure.name, onc_rpc.version]", val)
 		}
 	}
 
@@ -372,7 +373,8 @@ const (
 	DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice               DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey = "system.device"
 	DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey = "system.filesystem.mountpoint"
 	DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType       DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey = "system.filesystem.type"
-	DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName           DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey = "nfs.operation.name"
+	DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyOncRPCProcedureName        DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey = "onc_rpc.procedure.name"
+	DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyOncRPCVersion              DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey = "onc_rpc.version"
 )
 
 // DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig provides config for the disk_health.nfs.client.mount.procedure.round_trip_time metric.
@@ -401,9 +403,9 @@ func (ms *DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig) Unmarshal(
 func (ms *DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName:
+		case DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyOncRPCProcedureName, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyOncRPCVersion:
 		default:
-			return fmt.Errorf("metric disk_health.nfs.client.mount.procedure.round_trip_time doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.name]", val)
+			return fmt.Errorf("metric disk_health.nfs.client.mount.procedure.round_trip_time doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, onc_rpc.procedure.name, onc_rpc.version]", val)
 		}
 	}
 
@@ -821,12 +823,12 @@ func DefaultMetricsConfig() MetricsConfig {
 		DiskHealthNfsClientMountProcedureCount: DiskHealthNfsClientMountProcedureCountMetricConfig{
 			Enabled:             false,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []DiskHealthNfsClientMountProcedureCountMetricAttributeKey{DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyNfsOperationName},
+			EnabledAttributes:   []DiskHealthNfsClientMountProcedureCountMetricAttributeKey{DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyOncRPCProcedureName, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyOncRPCVersion},
 		},
 		DiskHealthNfsClientMountProcedureRoundTripTime: DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig{
 			Enabled:             false,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey{DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName},
+			EnabledAttributes:   []DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey{DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyOncRPCProcedureName, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyOncRPCVersion},
 		},
 		DiskHealthNfsClientMountRPCBacklog: DiskHealthNfsClientMountRPCBacklogMetricConfig{
 			Enabled:             false,

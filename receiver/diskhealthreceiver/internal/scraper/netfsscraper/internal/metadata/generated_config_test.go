@@ -59,12 +59,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					DiskHealthNfsClientMountProcedureCount: DiskHealthNfsClientMountProcedureCountMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []DiskHealthNfsClientMountProcedureCountMetricAttributeKey{DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyNfsOperationName},
+						EnabledAttributes:   []DiskHealthNfsClientMountProcedureCountMetricAttributeKey{DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyOncRPCProcedureName, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyOncRPCVersion},
 					},
 					DiskHealthNfsClientMountProcedureRoundTripTime: DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey{DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName},
+						EnabledAttributes:   []DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey{DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyOncRPCProcedureName, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyOncRPCVersion},
 					},
 					DiskHealthNfsClientMountRPCBacklog: DiskHealthNfsClientMountRPCBacklogMetricConfig{
 						Enabled:             true,
@@ -141,12 +141,12 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					DiskHealthNfsClientMountProcedureCount: DiskHealthNfsClientMountProcedureCountMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []DiskHealthNfsClientMountProcedureCountMetricAttributeKey{DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyNfsOperationName},
+						EnabledAttributes:   []DiskHealthNfsClientMountProcedureCountMetricAttributeKey{DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyOncRPCProcedureName, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyOncRPCVersion},
 					},
 					DiskHealthNfsClientMountProcedureRoundTripTime: DiskHealthNfsClientMountProcedureRoundTripTimeMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey{DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName},
+						EnabledAttributes:   []DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey{DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemDevice, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemMountpoint, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyOncRPCProcedureName, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyOncRPCVersion},
 					},
 					DiskHealthNfsClientMountRPCBacklog: DiskHealthNfsClientMountRPCBacklogMetricConfig{
 						Enabled:             false,
@@ -272,7 +272,7 @@ func TestDiskHealthNfsClientMountProcedureCountMetricsConfig_Validate(t *testing
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []DiskHealthNfsClientMountProcedureCountMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nfs.client.mount.procedure.count doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.name]")
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nfs.client.mount.procedure.count doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, onc_rpc.procedure.name, onc_rpc.version]")
 
 	cfg = DefaultMetricsConfig().DiskHealthNfsClientMountProcedureCount
 	cfg.AggregationStrategy = "invalid"
@@ -284,7 +284,7 @@ func TestDiskHealthNfsClientMountProcedureRoundTripTimeMetricsConfig_Validate(t 
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nfs.client.mount.procedure.round_trip_time doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, nfs.operation.name]")
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.nfs.client.mount.procedure.round_trip_time doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, onc_rpc.procedure.name, onc_rpc.version]")
 
 	cfg = DefaultMetricsConfig().DiskHealthNfsClientMountProcedureRoundTripTime
 	cfg.AggregationStrategy = "invalid"

@@ -140,11 +140,11 @@ var MetricsInfo = metricsInfo{
 	},
 	DiskHealthNfsClientMountProcedureCount: metricInfo{
 		Name:       "disk_health.nfs.client.mount.procedure.count",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "nfs.operation.name"},
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "onc_rpc.procedure.name", "onc_rpc.version"},
 	},
 	DiskHealthNfsClientMountProcedureRoundTripTime: metricInfo{
 		Name:       "disk_health.nfs.client.mount.procedure.round_trip_time",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "nfs.operation.name"},
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "onc_rpc.procedure.name", "onc_rpc.version"},
 	},
 	DiskHealthNfsClientMountRPCBacklog: metricInfo{
 		Name:       "disk_health.nfs.client.mount.rpc.backlog",
@@ -197,6 +197,22 @@ type metricsInfo struct {
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type MetricAttributeOption interface {
+	apply(pmetric.NumberDataPoint)
+}
+
+type metricAttributeOptionFunc func(pmetric.NumberDataPoint)
+
+func (maof metricAttributeOptionFunc) apply(dp pmetric.NumberDataPoint) {
+	maof(dp)
+}
+
+func WithOncRPCVersionMetricAttribute(oncRPCVersionAttributeValue int64) MetricAttributeOption {
+	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
+		dp.Attributes().PutInt("onc_rpc.version", oncRPCVersionAttributeValue)
+	})
 }
 
 type metricDiskHealthFilesystemClientState struct {
@@ -803,8 +819,8 @@ type metricDiskHealthNfsClientMountProcedureCount struct {
 // init fills disk_health.nfs.client.mount.procedure.count metric with initial data.
 func (m *metricDiskHealthNfsClientMountProcedureCount) init() {
 	m.data.SetName("disk_health.nfs.client.mount.procedure.count")
-	m.data.SetDescription("Per-operation detail - operations completed, by NFS operation (up to ~60 series per mount). Not in semantic conventions.")
-	m.data.SetUnit("{operation}")
+	m.data.SetDescription("Per-procedure detail - RPC procedures completed on the mount, by procedure and version (up to ~60 series per mount). Semconv's nfs.client.procedure.count per mount: its unit and attributes. Not in semantic conventions (semconv's is host-wide).")
+	m.data.SetUnit("{procedure}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
@@ -812,7 +828,7 @@ func (m *metricDiskHealthNfsClientMountProcedureCount) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricDiskHealthNfsClientMountProcedureCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationNameAttributeValue string) {
+func (m *metricDiskHealthNfsClientMountProcedureCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, oncRPCProcedureNameAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -829,8 +845,11 @@ func (m *metricDiskHealthNfsClientMountProcedureCount) recordDataPoint(start pco
 	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountProcedureCountMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyNfsOperationName) {
-		dp.Attributes().PutStr("nfs.operation.name", nfsOperationNameAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountProcedureCountMetricAttributeKeyOncRPCProcedureName) {
+		dp.Attributes().PutStr("onc_rpc.procedure.name", oncRPCProcedureNameAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -903,14 +922,14 @@ type metricDiskHealthNfsClientMountProcedureRoundTripTime struct {
 // init fills disk_health.nfs.client.mount.procedure.round_trip_time metric with initial data.
 func (m *metricDiskHealthNfsClientMountProcedureRoundTripTime) init() {
 	m.data.SetName("disk_health.nfs.client.mount.procedure.round_trip_time")
-	m.data.SetDescription("Per-operation detail - mean round trip of the operations completed since the previous scrape, by NFS operation. Not in semantic conventions.")
+	m.data.SetDescription("Per-procedure detail - mean round trip of the procedures completed since the previous scrape, by procedure and version. Not in semantic conventions.")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricDiskHealthNfsClientMountProcedureRoundTripTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationNameAttributeValue string) {
+func (m *metricDiskHealthNfsClientMountProcedureRoundTripTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, oncRPCProcedureNameAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -927,8 +946,11 @@ func (m *metricDiskHealthNfsClientMountProcedureRoundTripTime) recordDataPoint(s
 	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeySystemFilesystemType) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
-	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyNfsOperationName) {
-		dp.Attributes().PutStr("nfs.operation.name", nfsOperationNameAttributeValue)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthNfsClientMountProcedureRoundTripTimeMetricAttributeKeyOncRPCProcedureName) {
+		dp.Attributes().PutStr("onc_rpc.procedure.name", oncRPCProcedureNameAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -1293,8 +1315,8 @@ type metricDiskHealthNfsClientMountRPCRetransmitCount struct {
 // init fills disk_health.nfs.client.mount.rpc.retransmit.count metric with initial data.
 func (m *metricDiskHealthNfsClientMountRPCRetransmitCount) init() {
 	m.data.SetName("disk_health.nfs.client.mount.rpc.retransmit.count")
-	m.data.SetDescription("RPC retransmissions of the mount's operations (transmissions - operations, summed). Not in semantic conventions (semconv's nfs.client.rpc.retransmit.count is host-wide).")
-	m.data.SetUnit("{request}")
+	m.data.SetDescription("RPC retransmissions of the mount's operations (transmissions - operations, summed). Semconv's nfs.client.rpc.retransmit.count per mount, in its unit. Not in semantic conventions (semconv's is host-wide).")
+	m.data.SetUnit("{retransmit}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
@@ -1865,13 +1887,13 @@ func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountOperationRoundTripTimeDa
 }
 
 // RecordDiskHealthNfsClientMountProcedureCountDataPoint adds a data point to disk_health.nfs.client.mount.procedure.count metric.
-func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountProcedureCountDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationNameAttributeValue string) {
-	mb.metricDiskHealthNfsClientMountProcedureCount.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, nfsOperationNameAttributeValue)
+func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountProcedureCountDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, oncRPCProcedureNameAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricDiskHealthNfsClientMountProcedureCount.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, oncRPCProcedureNameAttributeValue, options...)
 }
 
 // RecordDiskHealthNfsClientMountProcedureRoundTripTimeDataPoint adds a data point to disk_health.nfs.client.mount.procedure.round_trip_time metric.
-func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountProcedureRoundTripTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, nfsOperationNameAttributeValue string) {
-	mb.metricDiskHealthNfsClientMountProcedureRoundTripTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, nfsOperationNameAttributeValue)
+func (mb *MetricsBuilder) RecordDiskHealthNfsClientMountProcedureRoundTripTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, oncRPCProcedureNameAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricDiskHealthNfsClientMountProcedureRoundTripTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, oncRPCProcedureNameAttributeValue, options...)
 }
 
 // RecordDiskHealthNfsClientMountRPCBacklogDataPoint adds a data point to disk_health.nfs.client.mount.rpc.backlog metric.

@@ -119,15 +119,15 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 
 			allMetricsCount++
-			mb.RecordDiskHealthNfsClientMountProcedureCountDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", "nfs.operation.name-val")
+			mb.RecordDiskHealthNfsClientMountProcedureCountDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", "onc_rpc.procedure.name-val", WithOncRPCVersionMetricAttribute(15))
 			if tt.name == "reaggregate_set" {
-				mb.RecordDiskHealthNfsClientMountProcedureCountDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", "nfs.operation.name-val-2")
+				mb.RecordDiskHealthNfsClientMountProcedureCountDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", "onc_rpc.procedure.name-val-2", WithOncRPCVersionMetricAttribute(15))
 			}
 
 			allMetricsCount++
-			mb.RecordDiskHealthNfsClientMountProcedureRoundTripTimeDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", "nfs.operation.name-val")
+			mb.RecordDiskHealthNfsClientMountProcedureRoundTripTimeDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", "onc_rpc.procedure.name-val", WithOncRPCVersionMetricAttribute(15))
 			if tt.name == "reaggregate_set" {
-				mb.RecordDiskHealthNfsClientMountProcedureRoundTripTimeDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", "nfs.operation.name-val-2")
+				mb.RecordDiskHealthNfsClientMountProcedureRoundTripTimeDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", "onc_rpc.procedure.name-val-2", WithOncRPCVersionMetricAttribute(15))
 			}
 
 			allMetricsCount++
@@ -565,8 +565,8 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.nfs.client.mount.procedure.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Per-operation detail - operations completed, by NFS operation (up to ~60 series per mount). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
+						assert.Equal(t, "Per-procedure detail - RPC procedures completed on the mount, by procedure and version (up to ~60 series per mount). Semconv's nfs.client.procedure.count per mount: its unit and attributes. Not in semantic conventions (semconv's is host-wide).", mi.Description())
+						assert.Equal(t, "{procedure}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 						dp := mi.Sum().DataPoints().At(0)
@@ -583,16 +583,19 @@ func TestMetricsBuilder(t *testing.T) {
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						nfsOperationNameAttrVal, ok := dp.Attributes().Get("nfs.operation.name")
+						oncRPCProcedureNameAttrVal, ok := dp.Attributes().Get("onc_rpc.procedure.name")
 						assert.True(t, ok)
-						assert.Equal(t, "nfs.operation.name-val", nfsOperationNameAttrVal.Str())
+						assert.Equal(t, "onc_rpc.procedure.name-val", oncRPCProcedureNameAttrVal.Str())
+						oncRPCVersionAttrVal, ok := dp.Attributes().Get("onc_rpc.version")
+						assert.True(t, ok)
+						assert.EqualValues(t, 15, oncRPCVersionAttrVal.Int())
 					} else {
 						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.procedure.count"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.procedure.count")
 						validatedMetrics["disk_health.nfs.client.mount.procedure.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Per-operation detail - operations completed, by NFS operation (up to ~60 series per mount). Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
+						assert.Equal(t, "Per-procedure detail - RPC procedures completed on the mount, by procedure and version (up to ~60 series per mount). Semconv's nfs.client.procedure.count per mount: its unit and attributes. Not in semantic conventions (semconv's is host-wide).", mi.Description())
+						assert.Equal(t, "{procedure}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 						dp := mi.Sum().DataPoints().At(0)
@@ -615,7 +618,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("nfs.operation.name")
+						_, ok = dp.Attributes().Get("onc_rpc.procedure.name")
 						assert.False(t, ok)
 					}
 				case "disk_health.nfs.client.mount.procedure.round_trip_time":
@@ -624,7 +627,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.nfs.client.mount.procedure.round_trip_time"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Per-operation detail - mean round trip of the operations completed since the previous scrape, by NFS operation. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Per-procedure detail - mean round trip of the procedures completed since the previous scrape, by procedure and version. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -640,15 +643,18 @@ func TestMetricsBuilder(t *testing.T) {
 						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
-						nfsOperationNameAttrVal, ok := dp.Attributes().Get("nfs.operation.name")
+						oncRPCProcedureNameAttrVal, ok := dp.Attributes().Get("onc_rpc.procedure.name")
 						assert.True(t, ok)
-						assert.Equal(t, "nfs.operation.name-val", nfsOperationNameAttrVal.Str())
+						assert.Equal(t, "onc_rpc.procedure.name-val", oncRPCProcedureNameAttrVal.Str())
+						oncRPCVersionAttrVal, ok := dp.Attributes().Get("onc_rpc.version")
+						assert.True(t, ok)
+						assert.EqualValues(t, 15, oncRPCVersionAttrVal.Int())
 					} else {
 						assert.False(t, validatedMetrics["disk_health.nfs.client.mount.procedure.round_trip_time"], "Found a duplicate in the metrics slice: disk_health.nfs.client.mount.procedure.round_trip_time")
 						validatedMetrics["disk_health.nfs.client.mount.procedure.round_trip_time"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Per-operation detail - mean round trip of the operations completed since the previous scrape, by NFS operation. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Per-procedure detail - mean round trip of the procedures completed since the previous scrape, by procedure and version. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -670,7 +676,7 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("nfs.operation.name")
+						_, ok = dp.Attributes().Get("onc_rpc.procedure.name")
 						assert.False(t, ok)
 					}
 				case "disk_health.nfs.client.mount.rpc.backlog":
@@ -842,8 +848,8 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.nfs.client.mount.rpc.retransmit.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "RPC retransmissions of the mount's operations (transmissions - operations, summed). Not in semantic conventions (semconv's nfs.client.rpc.retransmit.count is host-wide).", mi.Description())
-						assert.Equal(t, "{request}", mi.Unit())
+						assert.Equal(t, "RPC retransmissions of the mount's operations (transmissions - operations, summed). Semconv's nfs.client.rpc.retransmit.count per mount, in its unit. Not in semantic conventions (semconv's is host-wide).", mi.Description())
+						assert.Equal(t, "{retransmit}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 						dp := mi.Sum().DataPoints().At(0)
@@ -865,8 +871,8 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.nfs.client.mount.rpc.retransmit.count"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "RPC retransmissions of the mount's operations (transmissions - operations, summed). Not in semantic conventions (semconv's nfs.client.rpc.retransmit.count is host-wide).", mi.Description())
-						assert.Equal(t, "{request}", mi.Unit())
+						assert.Equal(t, "RPC retransmissions of the mount's operations (transmissions - operations, summed). Semconv's nfs.client.rpc.retransmit.count per mount, in its unit. Not in semantic conventions (semconv's is host-wide).", mi.Description())
+						assert.Equal(t, "{retransmit}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 						dp := mi.Sum().DataPoints().At(0)
