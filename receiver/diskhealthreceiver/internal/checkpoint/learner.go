@@ -339,9 +339,12 @@ func (l *Learner) Observe(s Sample) Prediction {
 	}
 	delta := float64(s.Used) - float64(l.last.Used)
 	limit := float64(s.Used + s.Free)
+	// A step is judged against the noise before it: counted in its own noise, a fresh learner's first
+	// step (a job saving right after the collector started) was always quiet and learned as the
+	// background's growth, which then hid the saves after it.
+	threshold := max(l.cfg.NoiseFactor*l.noise()*dt, l.cfg.MinStepFraction*limit)
 	l.rates[l.nrates%noiseWindow] = math.Abs(delta) / dt
 	l.nrates++
-	threshold := max(l.cfg.NoiseFactor*l.noise()*dt, l.cfg.MinStepFraction*limit)
 	// A burst goes on while steps stay above half the threshold: a save's steps on a filesystem that
 	// allocates in chunks (XFS) fall now and then to the threshold, and one such step must not split the
 	// save; the background's own steps, around the noise floor, still end it. Such weak steps at its end
@@ -637,6 +640,7 @@ func (l *Learner) endBurst(levels []uint64, threshold, limit float64) {
 	}
 	background := int64(max(0, bgRate) * l.spanEnd.Sub(l.spanStart).Seconds())
 	net := int64(lastLevel) - int64(first) - background
+	raw := max(rise, fall)
 	rise = uint64(max(0, int64(rise)-background))
 
 	wrote := float64(rise) > least
@@ -663,7 +667,10 @@ func (l *Learner) endBurst(levels []uint64, threshold, limit float64) {
 	// the project quota of TestFSScraperCheckpointSeededProjectQuota), and every save on it was measured
 	// larger by the rest over the save's span (+0.11 MiB of 3.4 MiB, carried from save to save).
 	if !wrote && !removed || wrote && !removed && l.saves > 0 && chunk(size) && size*scaleGap < l.p50 {
-		if span := l.spanEnd.Sub(l.burstStart).Seconds(); span > 0 && len(levels) > 2 {
+		// Only a burst below a save's scale measures the background: a fresh learner's first save, judged
+		// against a noise its own steps still dominate, or a save the background learned already hides,
+		// would make the background larger still, and every save after it the background's.
+		if span := l.spanEnd.Sub(l.burstStart).Seconds(); span > 0 && len(levels) > 2 && float64(raw) <= minSaveFraction*limit {
 			rate := (float64(lastLevel) - float64(levels[1])) / span
 			for range len(levels) - 2 {
 				l.learnBackground(rate)
