@@ -279,8 +279,10 @@ func TestFleetThroughVMAgentShards(t *testing.T) {
 	}
 	started := time.Since(start)
 
+	// disk_health.source.status is left out: a source degraded by one slow scrape on a loaded machine
+	// turns its state label, a new series for that host only, and the hosts' sets would never match.
 	seriesOn := func(v vmServer) map[string]map[string]bool {
-		return v.seriesByHost(t, `{host_name=~"gpu-node-.+"}`, start)
+		return v.seriesByHost(t, `{host_name=~"gpu-node-.+",__name__!="disk_health_source_status"}`, start)
 	}
 	// Steady state: every host has sent its gauges (second collection on) and the direct copy has the
 	// first host's whole set, unchanged over a collection.

@@ -18,8 +18,11 @@ import (
 	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
-// thirdPartyVersion is the version the module is served under: a release tag, as users write it.
-const thirdPartyVersion = "v0.1.0"
+// thirdPartyVersion is the version the module is served under: a release tag, as users write it, made
+// unique per run. The go command keeps a version it has extracted in the machine's module cache for
+// good, so a fixed v0.1.0 served the code of the first run that ever zipped it (the old metric names
+// after every rename since).
+var thirdPartyVersion = fmt.Sprintf("v0.1.0-e2e.%d", time.Now().UnixNano())
 
 // thirdPartyManifest is a user's own distribution (README "Add disk_health to your own collector"):
 // disk_health beside hostmetrics, k8sattributes, prometheus and otlp from the same collector release
@@ -195,7 +198,7 @@ service:
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no disk_health metric on the Prometheus exporter within 60 s (last error %v); collector output:\n%s", err, c.output.String())
+			t.Fatalf("no disk_health metric on the Prometheus exporter within 60 s (last error %v); last scrape:\n%s\ncollector output:\n%s", err, lastLines(body, 40), c.output.String())
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
