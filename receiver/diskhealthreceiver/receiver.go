@@ -105,7 +105,8 @@ func (r *diskHealthReceiver) build() error {
 		}
 		r.controllers = append(r.controllers, c)
 	}
-	if r.metrics == nil {
+	if r.metrics == nil || !r.cfg.status.Metrics.DiskHealthSourceStatus.Enabled {
+		// Switched off, it has no controller: one would send an empty batch every interval.
 		return nil
 	}
 	// Last, so that every source's start has said what of it cannot run before the first status.

@@ -98,8 +98,13 @@ func run() (b vmproto.LatencyBundle, err error) {
 
 	// Quiet: two scrapes with nothing happening, then the baseline.
 	time.Sleep(2*interval + interval/2)
-	if all := ms.AllMetrics(); len(all) > 0 {
-		b.Before = metricsJSON(all[len(all)-1])
+	// The latency source's last export: the receiver's own disk_health.source.status comes in exports of
+	// its own, which hold no histogram.
+	all := ms.AllMetrics()
+	for i := len(all) - 1; i >= 0 && b.Before == nil; i-- {
+		if hasLatency(all[i]) {
+			b.Before = metricsJSON(all[i])
+		}
 	}
 	if b.DiskstatsBefore, err = readFile("/proc/diskstats"); err != nil {
 		return b, err
@@ -122,7 +127,7 @@ func run() (b vmproto.LatencyBundle, err error) {
 	for b.After == nil && time.Now().Before(deadline) {
 		all := ms.AllMetrics()
 		for i := len(all) - 1; i >= 0 && b.After == nil; i-- {
-			if latest(all[i]).After(ended.Add(50 * time.Millisecond)) {
+			if hasLatency(all[i]) && latest(all[i]).After(ended.Add(50*time.Millisecond)) {
 				b.After = metricsJSON(all[i])
 			}
 		}
@@ -242,3 +247,6 @@ func waitFile(p string, timeout time.Duration) error {
 	}
 	return fmt.Errorf("%s did not appear within %v", p, timeout)
 }
+
+// hasLatency accepts an export of the latency source: one with its block latency histograms.
+var hasLatency = guestrx.HasMetric("disk_health.disk.operation.duration")

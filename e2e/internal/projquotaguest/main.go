@@ -104,7 +104,7 @@ func run(b *vmproto.ProjQuotaBundle) error {
 	}
 	b.Logs = append(b.Logs, fmt.Sprintf("receiver stopped in %v", time.Since(start).Round(time.Millisecond)))
 	guestrx.EachMetric(md, func(_ pmetric.ResourceMetrics, m pmetric.Metric) {
-		if !strings.HasPrefix(m.Name(), "system.filesystem.project") {
+		if !strings.HasPrefix(m.Name(), "disk_health.filesystem.project") {
 			return
 		}
 		var dps pmetric.NumberDataPointSlice
