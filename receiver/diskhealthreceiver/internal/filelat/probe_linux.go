@@ -53,7 +53,7 @@ func Open(opts Options) (*Probe, error) {
 	}
 	coll, err := ebpf.NewCollection(spec)
 	if err != nil {
-		return nil, biolat.Unavailable(measure, fmt.Errorf("filelat: load: %w", mapPermission(err)))
+		return nil, biolat.Unavailable(measure, fmt.Errorf("filelat: load: %w", err))
 	}
 	p := &Probe{coll: coll}
 	// The page-cache program first, so that no read's exit precedes it.
@@ -67,26 +67,6 @@ func Open(opts Options) (*Probe, error) {
 	}
 	p.started = time.Now()
 	return p, nil
-}
-
-// mapPermission is err, joined with EPERM when the maps could not be created for want of it: cilium/ebpf
-// creates the maps in random order and words a refused BPF_F_NO_PREALLOC map (the task storage) as
-// "prealloc maps not supported", its feature test not telling EPERM from an old kernel. When a plain
-// array map is refused with EPERM too, that is the cause (found as a flaky privilege test: the task
-// storage map came first one time in six).
-func mapPermission(err error) error {
-	if !errors.Is(err, ebpf.ErrNotSupported) {
-		return err
-	}
-	m, perr := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
-	if perr != nil {
-		if errors.Is(perr, unix.EPERM) {
-			return errors.Join(err, perr)
-		}
-		return err
-	}
-	_ = m.Close()
-	return err
 }
 
 func configure(spec *ebpf.CollectionSpec, opts Options) error {
