@@ -53,7 +53,7 @@ func TestParseDocumentedMetrics(t *testing.T) {
 		"| ---- | ----------- | ------ | ----------------- | ------------------- |\n"+
 		"| system.device | The disk. | Any Str | Recommended | - |\n"+
 		"| disk.io.direction | The direction. | Str: ``read``, ``write`` | Recommended | - |\n\n"+
-		"## Log events\n\n| `event.name` | when |\n| ---- | ---- |\n| `x` | y |\n"), "extra.md")
+		"## Log events\n\n| event (EventName) | when |\n| ---- | ---- |\n| `x` | y |\n"), "extra.md")
 	require.NoError(t, err)
 	assert.Equal(t, []Metric{{Name: "system.disk.operation.duration", Type: "exponential_histogram", Unit: "s", Source: "extra.md",
 		Attributes: []Attribute{

@@ -77,11 +77,9 @@ func (b *Events) Record(resource pcommon.Resource, at, observed time.Time, name 
 	lr.SetSeverityNumber(sev)
 	lr.SetSeverityText(severityText(sev))
 	lr.Body().SetStr(body)
-	// semconv v1.44: an event's name is the LogRecord's EventName; the event.name attribute it deprecates
-	// is still set beside it, for one transition only (CHANGELOG): the smart and stack sources' tests
-	// read it, and are moved off it separately. Readers use EventName.
+	// semconv v1.44: an event's name is the LogRecord's EventName; the event.name attribute is deprecated
+	// and not set.
 	lr.SetEventName(name)
-	lr.Attributes().PutStr("event.name", name)
 	b.bodies = append(b.bodies, body)
 	return lr
 }

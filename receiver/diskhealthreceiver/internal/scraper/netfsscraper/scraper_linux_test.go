@@ -197,7 +197,6 @@ func TestStateAndEvents(t *testing.T) {
 	assert.Equal(t, "/mnt/ckpt (nas02:/ckpt): unresponsive, was slow: rpc: no operation completed in 10s; 5 sent, 0 replies, 0 major timeouts", ev.Body().Str())
 	assert.Equal(t, "disk_health.state_change", ev.EventName())
 	attrs := ev.Attributes().AsRaw()
-	delete(attrs, "event.name") // the deprecated attribute, set beside EventName for one transition (emit.Events.Record)
 	assert.Equal(t, map[string]any{
 		"system.filesystem.mountpoint": "/mnt/ckpt", "system.device": "nas02:/ckpt",
 		"system.filesystem.type": "nfs4", "disk_health.client.state": "unresponsive", "disk_health.previous_state": "slow",

@@ -118,7 +118,7 @@ func TestNVMeErrorEntriesOnce(t *testing.T) {
 		counts = append(counts, c.Int())
 	}
 	assert.Equal(t, []int64{6, 7, 8}, counts, "oldest first")
-	assert.Equal(t, map[string]any{"event.name": EventNVMeError, "nvme.error.count": int64(6), "nvme.status": "0/02h",
+	assert.Equal(t, map[string]any{"nvme.error.count": int64(6), "nvme.status": "0/02h",
 		"disk_health.nvme.status_dnr": false, "nvme.phase": false, "nvme.sqid": int64(0), "nvme.cid": int64(0), "nvme.nsid": int64(0),
 		"nvme.lba": int64(4096 + 6), "nvme.parameter_error_location": int64(0)}, recs[0].Attributes().AsRaw())
 	assert.Equal(t, "nvme0 (OCP DC SSD, serial smarttest): NVMe error 6: status 0/02h on queue 0, command 0", recs[0].Body().Str())
@@ -175,7 +175,7 @@ func TestTelemetryAvailableEvent(t *testing.T) {
 	for _, ld := range h.logs.AllLogs() {
 		for i := range ld.ResourceLogs().Len() {
 			lr := ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords().At(0)
-			if n, _ := lr.Attributes().Get("event.name"); n.Str() == EventNVMeTelemetry {
+			if lr.EventName() == EventNVMeTelemetry {
 				g, _ := lr.Attributes().Get("nvme.telemetry.generation")
 				gens = append(gens, g.Int())
 				assert.Contains(t, lr.Body().Str(), "nvme telemetry-log")
@@ -407,7 +407,7 @@ func eventsNamed(h *smartHarness, name string) []plog.LogRecord {
 		for i := range ld.ResourceLogs().Len() {
 			lrs := ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords()
 			for j := range lrs.Len() {
-				if n, _ := lrs.At(j).Attributes().Get("event.name"); n.Str() == name {
+				if lrs.At(j).EventName() == name {
 					out = append(out, lrs.At(j))
 				}
 			}

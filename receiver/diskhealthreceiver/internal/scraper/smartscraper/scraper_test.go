@@ -131,10 +131,12 @@ func TestSMARTScraperHealthEvents(t *testing.T) {
 	lr := change.ScopeLogs().At(0).LogRecords().At(0)
 	assert.Equal(t, "nvme0 (QEMU NVMe Ctrl, serial smarttest): health changed from ok to failed: the controller reports its reliability is degraded by media or internal errors (critical warning bit 2)", lr.Body().Str())
 	attrs := lr.Attributes().AsRaw()
-	assert.Equal(t, map[string]any{"event.name": "disk_health.state_change", "hw.state": "failed", "disk_health.previous_state": "ok"}, attrs)
+	assert.Equal(t, map[string]any{"hw.state": "failed", "disk_health.previous_state": "ok"}, attrs)
 	assert.Equal(t, "ERROR", lr.SeverityText())
-	sign := ld.ResourceLogs().At(1).ScopeLogs().At(0).LogRecords().At(0).Attributes().AsRaw()
-	assert.Equal(t, "disk_health.new_sign", sign["event.name"])
+	assert.Equal(t, "disk_health.state_change", lr.EventName())
+	signRecord := ld.ResourceLogs().At(1).ScopeLogs().At(0).LogRecords().At(0)
+	sign := signRecord.Attributes().AsRaw()
+	assert.Equal(t, "disk_health.new_sign", signRecord.EventName())
 	assert.Equal(t, "nvme_reliability_degraded", sign["disk_health.rule"])
 
 	logged := h.obs.FilterMessage("disk health event").All()
@@ -330,7 +332,7 @@ func newTestScraper(tb testing.TB, set scraper.Settings, sink consumer.Logs, dc 
 func TestEventsDocumented(t *testing.T) {
 	doc, err := os.ReadFile("documentation.md")
 	require.NoError(t, err)
-	for _, name := range []string{emit.EventStateChange, emit.EventNewSign, "hw.state", "disk_health.previous_state", "disk_health.rule", "event.name",
+	for _, name := range []string{emit.EventStateChange, emit.EventNewSign, "hw.state", "disk_health.previous_state", "disk_health.rule",
 		EventNVMeError, EventNVMeTelemetry, "nvme.error.count", "nvme.status", "disk_health.nvme.status_dnr", "nvme.phase", "nvme.sqid", "nvme.cid",
 		"nvme.nsid", "nvme.lba", "nvme.parameter_error_location", "nvme.telemetry.generation",
 		EventCloudThrottled, "disk_health.physical_disk.cloud.limit", "disk_health.throttled_share",

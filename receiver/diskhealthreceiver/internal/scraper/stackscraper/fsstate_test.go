@@ -179,7 +179,7 @@ func fsEvents(t *testing.T, rig *testRig, device string) []string {
 				for k := range lrs.Len() {
 					lr := lrs.At(k)
 					a := lr.Attributes()
-					if v, _ := a.Get("event.name"); v.Str() != EventFilesystemErrorStateChange {
+					if lr.EventName() != EventFilesystemErrorStateChange {
 						continue
 					}
 					get := func(k string) string {

@@ -74,8 +74,7 @@ func TestNVMePathDropAndRecovery(t *testing.T) {
 	lr := evs[0]
 	assert.Equal(t, plog.SeverityNumberWarn, lr.SeverityNumber())
 	assert.Equal(t, "nvme1n1 (nvme-subsys1): 1 of 2 paths live; lost nvme2 (tcp traddr=192.168.123.10,trsvcid=4420,src_addr=192.168.123.20) connecting", lr.Body().Str())
-	name, _ := lr.Attributes().Get("event.name")
-	assert.Equal(t, EventNVMePathsLost, name.Str())
+	assert.Equal(t, EventNVMePathsLost, lr.EventName())
 	ctrl, _ := lr.Attributes().Get("disk_health.nvme.controller.name")
 	assert.Equal(t, []any{"nvme2"}, ctrl.Slice().AsRaw())
 	addr, _ := lr.Attributes().Get("disk_health.nvme.controller.address")
@@ -88,8 +87,7 @@ func TestNVMePathDropAndRecovery(t *testing.T) {
 	md = rig.scrape(t)
 	evs = records(rig.logs)
 	require.Len(t, evs, 4)
-	name, _ = evs[2].Attributes().Get("event.name")
-	assert.Equal(t, EventNVMePathsRestored, name.Str())
+	assert.Equal(t, EventNVMePathsRestored, evs[2].EventName())
 	assert.Equal(t, plog.SeverityNumberInfo, evs[2].SeverityNumber())
 	assert.Equal(t, "nvme1n1 (nvme-subsys1): 2 of 2 paths live again; back nvme2 (tcp traddr=192.168.123.10,trsvcid=4420,src_addr=192.168.123.20)", evs[2].Body().Str())
 	v, _ = point(t, md, "disk_health.nvme.subsystem.paths", map[string]string{"hw.id": tcpNQN, "disk_health.nvme.controller.state": "connecting"})
@@ -195,8 +193,7 @@ func TestNVMePCIeResetting(t *testing.T) {
 	assert.Equal(t, plog.SeverityNumberError, evs[0].SeverityNumber())
 	assert.Equal(t, "nvme0n1 (nvme-subsys0): 0 of 1 paths live; lost nvme0 (pcie 0000:00:04.0) resetting", evs[0].Body().Str())
 	assert.Equal(t, plog.SeverityNumberInfo, evs[1].SeverityNumber())
-	id, _ := evs[0].Attributes().Get("event.name")
-	assert.Equal(t, EventNVMePathsLost, id.Str())
+	assert.Equal(t, EventNVMePathsLost, evs[0].EventName())
 }
 
 func TestNVMeMaxSubsystemsValidated(t *testing.T) {

@@ -248,7 +248,7 @@ func TestMemberFailureEvent(t *testing.T) {
 	recs := records(rig.logs)
 	var changes []plog.LogRecord
 	for _, r := range recs {
-		if n, _ := r.Attributes().Get("event.name"); n.Str() == emit.EventStateChange {
+		if r.EventName() == emit.EventStateChange {
 			changes = append(changes, r)
 		}
 	}
@@ -475,7 +475,7 @@ func TestThinPoolThreshold(t *testing.T) {
 	}
 	var changes []string
 	for _, r := range records(rig.logs) {
-		if n, _ := r.Attributes().Get("event.name"); n.Str() == emit.EventStateChange {
+		if r.EventName() == emit.EventStateChange {
 			s, _ := r.Attributes().Get("hw.state")
 			changes = append(changes, s.Str())
 		}
@@ -613,7 +613,7 @@ func TestRulesDocumented(t *testing.T) {
 func TestEventsDocumented(t *testing.T) {
 	doc, err := os.ReadFile("documentation.md")
 	require.NoError(t, err)
-	for _, name := range []string{emit.EventStateChange, emit.EventNewSign, "hw.state", "disk_health.previous_state", "disk_health.rule", "event.name",
+	for _, name := range []string{emit.EventStateChange, emit.EventNewSign, "hw.state", "disk_health.previous_state", "disk_health.rule",
 		EventNVMePathsLost, EventNVMePathsRestored, "disk_health.nvme.controller.name", "disk_health.nvme.controller.address", "disk_health.nvme.transport", "hw.parent",
 		EventFilesystemErrorStateChange, "disk_health.filesystem.error_state", "system.device", "system.filesystem.mountpoint", "system.filesystem.type"} {
 		assert.Contains(t, string(doc), "`"+name+"`", name)
