@@ -209,9 +209,9 @@ func documentedSizes(t *testing.T) map[string]float64 {
 	return out
 }
 
-// TestImageRunsUnderPodman runs the default image for real, under podman with runc, as its README
-// command does: non-root (the image's USER), every capability dropped, a read-only root, the host's /
-// at /hostfs read-only. The Prometheus endpoint must serve this host's disks and root filesystem, and
+// TestImageRunsUnderPodman runs the default image for real, under podman with runc, as the command in
+// docs/deployment.md does: non-root (the image's USER), every capability dropped, a read-only root, the
+// host's / at /hostfs read-only. The Prometheus endpoint must serve this host's disks and root filesystem, and
 // the latency source, which a non-root uid cannot run, says so in one line.
 func TestImageRunsUnderPodman(t *testing.T) {
 	ref := imageName(t) + "-amd64"

@@ -16,7 +16,7 @@ import (
 const (
 	grafanaDashboard = "../deploy/dashboards/grafana-diskhealth.json"
 	kibanaDashboard  = "../deploy/dashboards/kibana-diskhealth.ndjson"
-	readmePath       = "../README.md"
+	alertingDoc      = "../docs/alerting.md"
 )
 
 // grafanaPanel is the part of a Grafana panel the tests read.
@@ -232,24 +232,14 @@ func TestAlertRuleNames(t *testing.T) {
 	}
 }
 
-// readmeSection returns the text of a "## title" section of README.md.
-func readmeSection(t *testing.T, title string) string {
-	t.Helper()
-	data, err := os.ReadFile(readmePath)
-	require.NoError(t, err)
-	_, rest, ok := strings.Cut(string(data), "\n## "+title+"\n")
-	require.True(t, ok, "README.md has no section %q", title)
-	if i := strings.Index(rest, "\n## "); i >= 0 {
-		rest = rest[:i]
-	}
-	return rest
-}
-
-func TestReadmeAlertingExamplesNames(t *testing.T) {
+// TestAlertingExamplesNames: every metric the alerting examples of docs/alerting.md name, for each
+// backend, is one the documentation lists (under that backend's names).
+func TestAlertingExamplesNames(t *testing.T) {
 	documented := documentedNames(t)
 	prom := promNames(t, loadDocumentation(t))
-	section := readmeSection(t, "Alerting examples")
-	blocks := regexp.MustCompile("(?s)```([a-z]+)\n(.*?)```").FindAllStringSubmatch(section, -1)
+	doc, err := os.ReadFile(alertingDoc)
+	require.NoError(t, err)
+	blocks := regexp.MustCompile("(?s)```([a-z]+)\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
 	langs := map[string]int{}
 	for _, b := range blocks {
 		lang, text := b[1], b[2]
@@ -268,7 +258,7 @@ func TestReadmeAlertingExamplesNames(t *testing.T) {
 			continue
 		}
 		assert.NotEmpty(t, names, "a %s block selects no metric:\n%s", lang, text)
-		checkNames(t, readmePath, names, allowed)
+		checkNames(t, alertingDoc, names, allowed)
 	}
 	assert.Positive(t, langs["esql"], "no Elasticsearch example")
 	assert.Positive(t, langs["datadog"], "no Datadog example")

@@ -118,7 +118,7 @@ func TestEssentialsFeedsDashboardsAndRules(t *testing.T) {
 // TestEssentialsSeriesCount: config/essentials.yaml beside config/default.yaml on one GPU-node-shaped
 // fixture root (gpuNodeRoot), both pushing with config/prometheus-remote-write.yaml's exporter into one
 // VictoriaMetrics, each as its own host: essentials' series are a subset of the default's, and fewer.
-// The counts go to BENCHMARKS.md and README. (No latency source on a fixture root: on a real host each
+// The counts go to BENCHMARKS.md and docs/routes.md. (No latency source on a fixture root: on a real host each
 // config adds the same latency histograms.)
 func TestEssentialsSeriesCount(t *testing.T) {
 	bin := collectorBinary(t)

@@ -17,7 +17,7 @@ import (
 )
 
 // TestStateDirectoryLocked starts the collector twice with config/elastic-otlp.yaml on one state
-// directory (README "Backend outages"). The second exits non-zero within a few seconds saying the
+// directory (docs/routes.md "Backend outages"). The second exits non-zero within a few seconds saying the
 // directory is locked, with a queue database and the first collector's PID; the first keeps running
 // and collecting, `validate` passes beside it, and the first reloads on SIGHUP. Before
 // statelockconverter the second failed with file_storage's bare "timeout".

@@ -24,7 +24,7 @@ import (
 // after every rename since).
 var thirdPartyVersion = fmt.Sprintf("v0.1.0-e2e.%d", time.Now().UnixNano())
 
-// thirdPartyManifest is a user's own distribution (README "Add disk_health to your own collector"):
+// thirdPartyManifest is a user's own distribution (docs/configuration.md "Add disk_health to your own collector"):
 // disk_health beside hostmetrics, k8sattributes, prometheus and otlp from the same collector release
 // (k8sattributes v0.160.0 is the newest the module proxy serves here). No `replaces:` line names our
 // module: it resolves through a module proxy, as a published release does.

@@ -98,7 +98,7 @@ func parseNFSStats(t *testing.T, text string) map[string]*nfsStat {
 	return out
 }
 
-// nfsMetadataOps are the operations of the metadata class as the README and the class attribute's
+// nfsMetadataOps are the operations of the metadata class as docs/netfs.md and the class attribute's
 // description list them; READ and WRITE are their classes, the rest is other.
 var nfsMetadataOps = strings.Fields(`GETATTR SETATTR LOOKUP LOOKUPP LOOKUP_ROOT ACCESS READLINK READDIR READDIRPLUS
 	CREATE MKDIR SYMLINK MKNOD REMOVE RMDIR RENAME LINK FSSTAT FSINFO PATHCONF STATFS SERVER_CAPS OPEN OPEN_CONFIRM

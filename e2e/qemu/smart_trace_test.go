@@ -21,7 +21,7 @@ import (
 
 // Read-only, proven at the disk: QEMU itself logs every command its emulated disks receive, and the
 // SMART test checks each one the disks got while only the receiver was running against
-// readOnlyDiskCommands, whichever code path sent it. The list is the README's (SMART section).
+// readOnlyDiskCommands, whichever code path sent it. The list is docs/smart.md's.
 
 // qemuTraceEvents are the QEMU 7.2 trace events the SMART test enables (`qemu-system-x86_64 -trace
 // help` lists them):

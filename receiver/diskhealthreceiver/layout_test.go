@@ -213,24 +213,24 @@ func TestHandListDetector(t *testing.T) {
 		"settings of a few sources are no list")
 }
 
-// TestDocsNameEverySource: README's "Layout" names every source of the registry and its "Metrics" links
-// each one's documentation.md, so that none goes stale when a source is added. The package doc and this
-// receiver's README point there instead of keeping lists of their own, so adding a source edits only its
-// folder, its registry line, README and CHANGELOG.
+// TestDocsNameEverySource: CONTRIBUTING's "Layout" names every source of the registry and README's "Sources
+// at a glance" links each one's documentation.md, so that none goes stale when a source is added. The
+// package doc and this receiver's README point there instead of keeping lists of their own, so adding a
+// source edits only its folder, its registry line, README, CONTRIBUTING and CHANGELOG.
 func TestDocsNameEverySource(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	require.NoError(t, err)
-	section := func(title string) string {
-		_, body, ok := strings.Cut(string(readme), "\n## "+title+"\n")
-		require.True(t, ok, "README has no %s section", title)
+	section := func(file, title string) string {
+		text, err := os.ReadFile(filepath.Join("..", "..", file))
+		require.NoError(t, err)
+		_, body, ok := strings.Cut(string(text), "\n## "+title+"\n")
+		require.True(t, ok, "%s has no %s section", file, title)
 		body, _, _ = strings.Cut(body, "\n## ")
 		return body
 	}
-	layout, metrics := section("Layout"), section("Metrics")
+	layout, sources := section("CONTRIBUTING.md", "Layout"), section("README.md", "Sources at a glance")
 	for _, name := range Sources() {
-		assert.Regexp(t, `(?m)^\s+`+regexp.QuoteMeta(name)+`\s{2,}\S`, layout, "README's Layout does not list source %s", name)
-		assert.Contains(t, metrics, "["+name+"](receiver/diskhealthreceiver/internal/scraper/"+name+"scraper/documentation.md)",
-			"README's Metrics does not link the documentation of source %s", name)
+		assert.Regexp(t, `(?m)^\s+`+regexp.QuoteMeta(name)+`\s{2,}\S`, layout, "CONTRIBUTING's Layout does not list source %s", name)
+		assert.Contains(t, sources, "["+name+"](receiver/diskhealthreceiver/internal/scraper/"+name+"scraper/documentation.md)",
+			"README's Sources at a glance does not link the documentation of source %s", name)
 	}
 	for _, file := range []string{"doc.go", "README.md"} {
 		text, err := os.ReadFile(file)
