@@ -16,7 +16,8 @@ var errUnsupported = biolat.Unavailable(measure, nil)
 // Open reports that file latency needs Linux eBPF on a little-endian CPU.
 func Open(Options) (*Probe, error) { return nil, errUnsupported }
 
-func (*Probe) Started() time.Time         { return time.Time{} }
-func (*Probe) Collect() (Snapshot, error) { return Snapshot{}, errUnsupported }
-func (*Probe) Forget(...uint32) error     { return errUnsupported }
-func (*Probe) Close() error               { return nil }
+func (*Probe) Started() time.Time            { return time.Time{} }
+func (*Probe) Collect() (Snapshot, error)    { return Snapshot{}, errUnsupported }
+func (*Probe) Forget(...uint32) error        { return errUnsupported }
+func (*Probe) ForgetCgroups(...uint64) error { return errUnsupported }
+func (*Probe) Close() error                  { return nil }

@@ -108,7 +108,7 @@ func (f *folder) fold(series []filelat.Series, mounts []fsusage.Mount, ts pcommo
 			continue
 		}
 		byKey[k] = x
-		ops[x.MountID] += x.Histogram.Count - f.lastCount(k)
+		ops[x.MountID] += x.Histogram.Count - lastCountIn(f.states, k)
 		mountOf[x.MountID] = x.Mount
 	}
 	slices.Sort(gone)
@@ -144,13 +144,8 @@ func (f *folder) fold(series []filelat.Series, mounts []fsusage.Mount, ts pcommo
 		delta := interval(&x.Series, st)
 		cur := st.last.add(delta)
 		if f.holders.Held(k.id) {
-			if !st.shown {
-				st.shown, st.base = true, st.last
-				if st.last.hist.Count > 0 {
-					st.since = f.prev
-				}
-			}
-			out = append(out, point{mount: x.Mount, op: k.op, start: st.since, v: cur.sub(st.base)})
+			v := st.show(cur, f.prev)
+			out = append(out, point{mount: x.Mount, op: k.op, start: st.since, v: v})
 		} else {
 			st.shown = false
 			f.other[k.op] = f.other[k.op].add(delta)
@@ -169,25 +164,45 @@ func (f *folder) fold(series []filelat.Series, mounts []fsusage.Mount, ts pcommo
 	return out, gone
 }
 
-// lastCount is a series' call count at the last scrape, 0 for a new one.
-func (f *folder) lastCount(k seriesKey) uint64 {
-	if st := f.states[k]; st != nil {
+// show is a shown series' value, cur, since it was shown: a series not shown until now is shown
+// from its last value, starting at the last scrape (prev), or from its own start if it had counted
+// nothing yet (all of it came after that start).
+func (st *state) show(cur value, prev pcommon.Timestamp) value {
+	if !st.shown {
+		st.shown, st.base = true, st.last
+		if st.last.hist.Count > 0 {
+			st.since = prev
+		}
+	}
+	return cur.sub(st.base)
+}
+
+// lastCountIn is series k's call count at the last scrape, 0 for a new one.
+func lastCountIn[K comparable](states map[K]*state, k K) uint64 {
+	if st := states[k]; st != nil {
 		return st.last.hist.Count
 	}
 	return 0
 }
 
-// stateOf returns the state of a series, new if the series is: it appeared in the probe since the
-// last scrape, so its counts all came after it (the start of a series first seen), and m is its mount
-// (nil: not resolved).
-func (f *folder) stateOf(k seriesKey, m *fsusage.Mount) *state {
-	st := f.states[k]
+// stateIn returns series k's state, new if the series is: it appeared in the probe since the last
+// scrape (prev), so its counts all came after it (the start of a series first seen).
+func stateIn[K comparable](states map[K]*state, k K, prev pcommon.Timestamp) *state {
+	st := states[k]
 	if st == nil {
-		st = &state{since: f.prev}
-		if m != nil {
-			st.mount = m.Key()
-		}
-		f.states[k] = st
+		st = &state{since: prev}
+		states[k] = st
+	}
+	return st
+}
+
+// stateOf is stateIn for a mount's series; m is its mount (nil: not resolved), kept when the series is
+// new.
+func (f *folder) stateOf(k seriesKey, m *fsusage.Mount) *state {
+	_, had := f.states[k]
+	st := stateIn(f.states, k, f.prev)
+	if !had && m != nil {
+		st.mount = m.Key()
 	}
 	return st
 }

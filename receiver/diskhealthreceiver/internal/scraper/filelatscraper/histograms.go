@@ -22,6 +22,12 @@ var histograms = []histogramMetric{{
 		"(page cache, NFS and FUSE included), as a cumulative exponential histogram with the buckets of the block " +
 		"latency histograms; the top N mounts, the rest as system.filesystem.mountpoint \"other\". Opt-in " +
 		"(filelat.enabled). Not in semantic conventions.",
+}, {
+	name: "disk_health.container.filesystem.operation.duration", unit: "s",
+	description: "disk_health.filesystem.operation.duration per cgroup (pod, container): the calls of the cgroup's tasks " +
+		"on the mount, charged to the cgroup of the task that made each call; the top N cgroups by reads on the top N " +
+		"mounts, a shown cgroup's other mounts as system.filesystem.mountpoint \"other\", every other cgroup as " +
+		"cgroup.path \"other\". Opt-in (filelat.per_cgroup.enabled). Not in semantic conventions.",
 }}
 
 // appendHistograms adds the histogram's points, one per mount (or other) and operation, to ms.
@@ -32,19 +38,37 @@ func appendHistograms(ms pmetric.MetricSlice, points []point, ts pcommon.Timesta
 	h := histograms[0]
 	dps := emit.AppendExpHistogram(ms, h.name, h.unit, h.description)
 	for i := range points {
-		p := &points[i]
-		dp := dps.AppendEmpty()
-		emit.SetHistogramPoint(dp, &p.v.hist, p.start, ts)
-		attrs := dp.Attributes()
-		if p.mount == nil {
-			attrs.PutStr("system.filesystem.mountpoint", otherMount)
-		} else {
-			attrs.PutStr("system.filesystem.mountpoint", mountPoint(p.mount))
-			attrs.PutStr("system.filesystem.type", p.mount.FSType)
-			attrs.PutStr("system.device", p.mount.Source)
-		}
-		attrs.PutStr("disk_health.file.operation", p.op.String())
+		putPoint(dps.AppendEmpty(), &points[i], ts)
 	}
+}
+
+// appendCgroupHistograms adds the per-cgroup histogram's points, one per cgroup (or other), mount
+// (or other) and operation, to ms.
+func appendCgroupHistograms(ms pmetric.MetricSlice, points []cgPoint, ts pcommon.Timestamp) {
+	if len(points) == 0 {
+		return
+	}
+	h := histograms[1]
+	dps := emit.AppendExpHistogram(ms, h.name, h.unit, h.description)
+	for i := range points {
+		dp := dps.AppendEmpty()
+		emit.PutCgroupIdentity(dp.Attributes(), points[i].path)
+		putPoint(dp, &points[i].point, ts)
+	}
+}
+
+// putPoint sets dp to p's histogram, with its mount's attributes and operation.
+func putPoint(dp pmetric.ExponentialHistogramDataPoint, p *point, ts pcommon.Timestamp) {
+	emit.SetHistogramPoint(dp, &p.v.hist, p.start, ts)
+	attrs := dp.Attributes()
+	if p.mount == nil {
+		attrs.PutStr("system.filesystem.mountpoint", otherMount)
+	} else {
+		attrs.PutStr("system.filesystem.mountpoint", mountPoint(p.mount))
+		attrs.PutStr("system.filesystem.type", p.mount.FSType)
+		attrs.PutStr("system.device", p.mount.Source)
+	}
+	attrs.PutStr("disk_health.file.operation", p.op.String())
 }
 
 // mountPoint is a mount's system.filesystem.mountpoint: its path as the host sees it, sanitised (a mount

@@ -25,6 +25,7 @@ type probe interface {
 	Started() time.Time
 	Collect() (filelat.Snapshot, error)
 	Forget(mountIDs ...uint32) error
+	ForgetCgroups(cgroupIDs ...uint64) error
 	Close() error
 }
 
@@ -33,6 +34,10 @@ type opener func(filelat.Options) (probe, error)
 
 // mountReader reads the host's mount table (fsusage.ReadHostMountInfo under root_path in production).
 type mountReader func() ([]byte, fsusage.View, error)
+
+// cgroupsReader finds the io/blkio hierarchy under root_path and returns what reads its cgroups by
+// id (cgroupio.Detect and cgroupio.IDs in production).
+type cgroupsReader func(root string) (func() (map[uint64]string, error), error)
 
 // filelatScraper turns the probe's cumulative per-mount series into pdata: the top N mounts and
 // "other". Where the probe cannot load, start logs one line and every scrape reports nothing.
@@ -43,29 +48,51 @@ type filelatScraper struct {
 	version string
 	open    opener
 	mounts  mountReader
+	cgroups cgroupsReader
 	now     func() time.Time
 
 	probe  probe
 	folder *folder
+	// cgIDs reads the hierarchy's cgroups and cgFolder folds the per-cgroup series; both nil while
+	// per_cgroup is off.
+	cgIDs    func() (map[uint64]string, error)
+	cgFolder *cgFolder
 }
 
-func newScraper(set scraper.Settings, cfg *Config, open opener, mounts mountReader, now func() time.Time) *filelatScraper {
+func newScraper(set scraper.Settings, cfg *Config, open opener, mounts mountReader, cgroups cgroupsReader, now func() time.Time) *filelatScraper {
 	return &filelatScraper{
 		cfg: cfg, mb: metadata.NewMetricsBuilder(metadata.MetricsBuilderConfig{Metrics: cfg.Metrics}, set),
-		logger: set.Logger, version: set.BuildInfo.Version, open: open, mounts: mounts, now: now,
+		logger: set.Logger, version: set.BuildInfo.Version, open: open, mounts: mounts, cgroups: cgroups, now: now,
 	}
 }
 
-// probePart is the part of the source's status (disk_health.source.status) its start sets.
-const probePart = "probe"
+// probePart and perCgroupPart are the parts of the source's status (disk_health.source.status) its
+// start sets.
+const (
+	probePart     = "probe"
+	perCgroupPart = "per_cgroup"
+)
 
 // start loads and attaches the probe. It never fails the collector: where BPF cannot be used it logs
 // exactly one line that names the cause and the fix (biolat.UnavailableError, as the latency source's),
 // and the source then reports nothing while every other source runs on. The line is a WARN, not the
 // latency source's INFO: this source is off by default, so it runs only because it was asked to.
 func (s *filelatScraper) start(context.Context, component.Host) error {
-	p, err := s.open(filelat.Options{MaxMounts: s.cfg.MaxMounts})
+	opts := filelat.Options{MaxMounts: s.cfg.MaxMounts}
+	if s.cfg.PerCgroup.Enabled {
+		// Without the hierarchy no cgroup id can be named: the probe then keeps no per-cgroup table.
+		ids, err := s.cgroups(s.cfg.RootPath)
+		if err != nil {
+			s.logger.Warn("Per-cgroup file latency is off: "+err.Error()+".", zap.String("cause", "no_cgroup_io"))
+			s.cfg.Status.Set(perCgroupPart, emit.StateDegraded, emit.ReasonUnsupportedKernel)
+		} else {
+			s.cgIDs = ids
+			opts.PerCgroup, opts.MaxCgroupSeries = true, s.cfg.PerCgroup.MaxSeries
+		}
+	}
+	p, err := s.open(opts)
 	if err != nil {
+		s.cgIDs = nil
 		fields := []zap.Field{zap.String("cause", biolat.CauseName(err))}
 		var ue *biolat.UnavailableError
 		if errors.As(err, &ue) && len(ue.Missing) > 0 {
@@ -77,8 +104,11 @@ func (s *filelatScraper) start(context.Context, component.Host) error {
 	}
 	s.probe = p
 	s.folder = newFolder(s.cfg.TopN, pcommon.NewTimestampFromTime(p.Started()))
+	if s.cgIDs != nil {
+		s.cgFolder = newCgFolder(s.cfg.PerCgroup.TopN, pcommon.NewTimestampFromTime(p.Started()))
+	}
 	s.logger.Info("File latency probe attached: every system call of the host now runs on the traced path.",
-		zap.Int("max_mounts", s.cfg.MaxMounts), zap.Int("top_n", s.cfg.TopN))
+		zap.Int("max_mounts", s.cfg.MaxMounts), zap.Int("top_n", s.cfg.TopN), zap.Bool("per_cgroup", s.cgFolder != nil))
 	return nil
 }
 
@@ -116,28 +146,52 @@ func (s *filelatScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	// the ones under it are not in the table, so their calls go to other.
 	mounts = fsusage.DropShadowed(fsusage.Translate(mounts, s.cfg.RootPath, view))
 	points, gone := s.folder.fold(snap.Series, mounts, ts)
+	var cg []cgPoint
+	if s.cgFolder != nil {
+		cg = s.foldCgroups(&snap, points, gone, ts, &errs)
+	}
+	// After the per-cgroup fold: a gone mount's series are forgotten in every cgroup too.
 	if len(gone) > 0 {
 		if err := s.probe.Forget(gone...); err != nil {
 			errs.AddPartial(len(gone), err)
 		}
 	}
-	return s.build(points, snap.Drops, ts), errs.Combine()
+	return s.build(points, cg, snap.Drops, ts), errs.Combine()
+}
+
+// foldCgroups reads the hierarchy's cgroups (after the probe, so a cgroup the snapshot has and the
+// hierarchy does not was removed) and folds the per-cgroup series against the mounts shown at this
+// scrape; it forgets the removed cgroups in the probe. Where the hierarchy cannot be read this scrape
+// has no per-cgroup series: that costs the per-cgroup points, not the per-mount ones.
+func (s *filelatScraper) foldCgroups(snap *filelat.Snapshot, points []point, gone []uint32, ts pcommon.Timestamp, errs *scrapererror.ScrapeErrors) []cgPoint {
+	ids, err := s.cgIDs()
+	if err != nil {
+		s.cgFolder.forgetMounts(gone)
+		errs.AddPartial(1, err)
+		return nil
+	}
+	shown := map[uint32]*fsusage.Mount{}
+	for i := range points {
+		if m := points[i].mount; m != nil {
+			shown[uint32(m.ID)] = m
+		}
+	}
+	cg, removed := s.cgFolder.fold(snap.Cgroups, ids, shown, gone, ts)
+	if len(removed) > 0 {
+		if err := s.probe.ForgetCgroups(removed...); err != nil {
+			errs.AddPartial(len(removed), err)
+		}
+	}
+	return cg
 }
 
 // build records the counters through the generated builder and the histogram by hand into its scope.
-func (s *filelatScraper) build(points []point, drops filelat.Drops, ts pcommon.Timestamp) pmetric.Metrics {
+func (s *filelatScraper) build(points []point, cg []cgPoint, drops filelat.Drops, ts pcommon.Timestamp) pmetric.Metrics {
 	mb := s.mb
 	for i := range points {
 		p := &points[i]
 		mb.Reset(metadata.WithStartTime(p.start))
-		mp, opts := otherMount, []metadata.MetricAttributeOption(nil)
-		if p.mount != nil {
-			mp = mountPoint(p.mount)
-			opts = []metadata.MetricAttributeOption{
-				metadata.WithSystemFilesystemTypeMetricAttribute(p.mount.FSType),
-				metadata.WithSystemDeviceMetricAttribute(p.mount.Source),
-			}
-		}
+		mp, opts := mountOptions(p.mount)
 		switch p.op {
 		case filelat.Read:
 			mb.RecordDiskHealthFilesystemPageCachePagesDataPoint(ts, emit.Int(p.v.hits), mp, metadata.AttributePageCacheResultHit, opts...)
@@ -147,9 +201,37 @@ func (s *filelatScraper) build(points []point, drops filelat.Drops, ts pcommon.T
 			mb.RecordDiskHealthFilesystemIoDataPoint(ts, emit.Int(p.v.bytes), mp, metadata.AttributeFilelatDirectionWrite, opts...)
 		}
 	}
+	for i := range cg {
+		p := &cg[i]
+		if p.op != filelat.Read {
+			continue
+		}
+		mb.Reset(metadata.WithStartTime(p.start))
+		mp, opts := mountOptions(p.mount)
+		opts = append(opts, emit.CgroupOptions(p.path, metadata.WithK8sPodUIDMetricAttribute, metadata.WithContainerIDMetricAttribute)...)
+		mb.RecordDiskHealthContainerFilesystemPageCachePagesDataPoint(ts, emit.Int(p.v.hits), p.path, mp, metadata.AttributePageCacheResultHit, opts...)
+		mb.RecordDiskHealthContainerFilesystemPageCachePagesDataPoint(ts, emit.Int(p.v.misses), p.path, mp, metadata.AttributePageCacheResultMiss, opts...)
+	}
 	mb.Reset(metadata.WithStartTime(s.folder.started))
 	mb.RecordDiskHealthFilesystemOperationDroppedDataPoint(ts, emit.Int(drops.Full))
+	if s.cgFolder != nil {
+		mb.RecordDiskHealthContainerFilesystemOperationDroppedDataPoint(ts, emit.Int(drops.CgroupsFull))
+	}
 	md := mb.Emit()
-	appendHistograms(emit.ScopeMetrics(md, conventions.SchemaURL, metadata.ScopeName, s.version), points, ts)
+	ms := emit.ScopeMetrics(md, conventions.SchemaURL, metadata.ScopeName, s.version)
+	appendHistograms(ms, points, ts)
+	appendCgroupHistograms(ms, cg, ts)
 	return md
+}
+
+// mountOptions are a point's system.filesystem.mountpoint and the options for its type and device
+// (none for "other").
+func mountOptions(m *fsusage.Mount) (string, []metadata.MetricAttributeOption) {
+	if m == nil {
+		return otherMount, nil
+	}
+	return mountPoint(m), []metadata.MetricAttributeOption{
+		metadata.WithSystemFilesystemTypeMetricAttribute(m.FSType),
+		metadata.WithSystemDeviceMetricAttribute(m.Source),
+	}
 }

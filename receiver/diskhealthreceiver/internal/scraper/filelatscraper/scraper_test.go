@@ -37,7 +37,9 @@ type fakeProbe struct {
 	started   time.Time
 	snap      filelat.Snapshot
 	forgotten []uint32
-	closed    bool
+	// cgForgotten is what ForgetCgroups was given.
+	cgForgotten []uint64
+	closed      bool
 }
 
 func (p *fakeProbe) Started() time.Time                 { return p.started }
@@ -46,6 +48,13 @@ func (p *fakeProbe) Collect() (filelat.Snapshot, error) { return p.snap, nil }
 func (p *fakeProbe) Forget(ids ...uint32) error {
 	p.forgotten = append(p.forgotten, ids...)
 	p.snap.Series = slices.DeleteFunc(p.snap.Series, func(s filelat.Series) bool { return slices.Contains(ids, s.MountID) })
+	p.snap.Cgroups = slices.DeleteFunc(p.snap.Cgroups, func(s filelat.CgroupSeries) bool { return slices.Contains(ids, s.MountID) })
+	return nil
+}
+
+func (p *fakeProbe) ForgetCgroups(ids ...uint64) error {
+	p.cgForgotten = append(p.cgForgotten, ids...)
+	p.snap.Cgroups = slices.DeleteFunc(p.snap.Cgroups, func(s filelat.CgroupSeries) bool { return slices.Contains(ids, s.CgroupID) })
 	return nil
 }
 
@@ -69,6 +78,9 @@ func (p *fakeProbe) add(id uint32, op filelat.Op, n uint64, b int32, bytes, page
 		return int(a.Op) - int(b.Op)
 	})
 }
+
+// noCgroups is a host without an io/blkio hierarchy; the tests of per_cgroup off never ask for it.
+func noCgroups(string) (func() (map[uint64]string, error), error) { return nil, os.ErrNotExist }
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -97,7 +109,7 @@ func newTestScraper(t *testing.T, cfg *Config, p *fakeProbe, table *string, c *c
 		assert.Equal(t, filelat.Options{MaxMounts: cfg.MaxMounts}, o)
 		return p, nil
 	}
-	s := newScraper(set, cfg, open, func() ([]byte, fsusage.View, error) { return []byte(*table), fsusage.ViewInit, nil }, c.now)
+	s := newScraper(set, cfg, open, func() ([]byte, fsusage.View, error) { return []byte(*table), fsusage.ViewInit, nil }, noCgroups, c.now)
 	require.NoError(t, s.start(t.Context(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, s.shutdown(t.Context())) })
 	return s, logs
@@ -248,7 +260,7 @@ func TestFallbackLogsOneWarning(t *testing.T) {
 		cfg := createDefaultConfig()
 		cfg.Status = emit.NewStatus()
 		s := newScraper(set, cfg, func(filelat.Options) (probe, error) { return nil, tc.err },
-			func() ([]byte, fsusage.View, error) { return nil, 0, os.ErrNotExist }, time.Now)
+			func() ([]byte, fsusage.View, error) { return nil, 0, os.ErrNotExist }, noCgroups, time.Now)
 		require.NoError(t, s.start(t.Context(), componenttest.NewNopHost()))
 		for range 3 {
 			md, err := s.scrape(t.Context())
@@ -284,15 +296,18 @@ func TestHistogramsDocumented(t *testing.T) {
 	ms := pmetric.NewMetricSlice()
 	m := &fsusage.Mount{MountPoint: "/data", FSType: "xfs", Source: "/dev/sdb1"}
 	appendHistograms(ms, []point{{mount: m, op: filelat.Read}, {op: filelat.Write}}, 0)
-	put := map[string]bool{}
-	dps := ms.At(0).ExponentialHistogram().DataPoints()
-	for i := range dps.Len() {
-		for k := range dps.At(i).Attributes().All() {
-			put[k] = true
-		}
-	}
+	pod := "/kubepods.slice/kubepods-pod0c8a3b52_1b0e_4c1e_9d0a_5b5e2f0b7f11.slice/cri-containerd-" + strings.Repeat("ab", 32) + ".scope"
+	appendCgroupHistograms(ms, []cgPoint{{pod, point{mount: m, op: filelat.Read}}, {otherCgroup, point{op: filelat.Fsync}}}, 0)
 	require.Len(t, documented, len(histograms))
+	require.Equal(t, len(histograms), ms.Len())
 	for i, h := range histograms {
+		put := map[string]bool{}
+		dps := ms.At(i).ExponentialHistogram().DataPoints()
+		for j := range dps.Len() {
+			for k := range dps.At(j).Attributes().All() {
+				put[k] = true
+			}
+		}
 		d := documented[i]
 		assert.Equal(t, h.name, d.Name)
 		assert.Equal(t, h.unit, d.Unit)
@@ -320,7 +335,7 @@ func TestCollectorsOwnView(t *testing.T) {
 `
 	set, _ := observed()
 	s := newScraper(set, cfg, func(filelat.Options) (probe, error) { return p, nil },
-		func() ([]byte, fsusage.View, error) { return []byte(table), fsusage.ViewSelf, nil }, func() time.Time { return t0.Add(time.Minute) })
+		func() ([]byte, fsusage.View, error) { return []byte(table), fsusage.ViewSelf, nil }, noCgroups, func() time.Time { return t0.Add(time.Minute) })
 	require.NoError(t, s.start(t.Context(), componenttest.NewNopHost()))
 	defer func() { require.NoError(t, s.shutdown(t.Context())) }()
 	md, err := s.scrape(t.Context())

@@ -5,7 +5,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/cgroupio"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 )
 
@@ -145,16 +144,9 @@ func appendCgroupHistograms(ms pmetric.MetricSlice, points []cgPoint, ids map[bi
 // putCgroupIdentity puts a cgroup's identity on a device: its path, the device's name and hw.id, and
 // the pod and container its path names.
 func putCgroupIdentity(attrs pcommon.Map, path string, id pointIdentity) {
-	attrs.PutStr("cgroup.path", path)
+	emit.PutCgroupIdentity(attrs, path)
 	attrs.PutStr("system.device", id.device)
 	if id.hwID != "" {
 		attrs.PutStr("hw.id", id.hwID)
-	}
-	a := cgroupio.Attribute(path)
-	if a.PodUID != "" {
-		attrs.PutStr("k8s.pod.uid", a.PodUID)
-	}
-	if a.ContainerID != "" {
-		attrs.PutStr("container.id", a.ContainerID)
 	}
 }

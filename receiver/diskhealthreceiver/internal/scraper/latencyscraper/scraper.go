@@ -548,16 +548,9 @@ func recordCgroups(mb *metadata.MetricsBuilder, points []cgPoint, ids map[biolat
 // cgroupOptions are a cgroup's point identity beside cgroup.path and system.device: the disk's
 // hw.id, and the pod and container its path names.
 func cgroupOptions(path string, id pointIdentity) []metadata.MetricAttributeOption {
-	var o []metadata.MetricAttributeOption
+	o := emit.CgroupOptions(path, metadata.WithK8sPodUIDMetricAttribute, metadata.WithContainerIDMetricAttribute)
 	if id.hwID != "" {
 		o = append(o, metadata.WithHwIDMetricAttribute(id.hwID))
-	}
-	a := cgroupio.Attribute(path)
-	if a.PodUID != "" {
-		o = append(o, metadata.WithK8sPodUIDMetricAttribute(a.PodUID))
-	}
-	if a.ContainerID != "" {
-		o = append(o, metadata.WithContainerIDMetricAttribute(a.ContainerID))
 	}
 	return o
 }

@@ -8,6 +8,80 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 )
 
+// DiskHealthContainerFilesystemOperationDroppedMetricConfig provides config for the disk_health.container.filesystem.operation.dropped metric.
+type DiskHealthContainerFilesystemOperationDroppedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthContainerFilesystemOperationDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthContainerFilesystemPageCachePagesMetricAttributeKey specifies the key of an attribute for the disk_health.container.filesystem.page_cache.pages metric.
+type DiskHealthContainerFilesystemPageCachePagesMetricAttributeKey string
+
+const (
+	DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyCgroupPath                 DiskHealthContainerFilesystemPageCachePagesMetricAttributeKey = "cgroup.path"
+	DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeySystemFilesystemMountpoint DiskHealthContainerFilesystemPageCachePagesMetricAttributeKey = "system.filesystem.mountpoint"
+	DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeySystemFilesystemType       DiskHealthContainerFilesystemPageCachePagesMetricAttributeKey = "system.filesystem.type"
+	DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeySystemDevice               DiskHealthContainerFilesystemPageCachePagesMetricAttributeKey = "system.device"
+	DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyPageCacheResult            DiskHealthContainerFilesystemPageCachePagesMetricAttributeKey = "disk_health.page_cache.result"
+	DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyK8sPodUID                  DiskHealthContainerFilesystemPageCachePagesMetricAttributeKey = "k8s.pod.uid"
+	DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyContainerID                DiskHealthContainerFilesystemPageCachePagesMetricAttributeKey = "container.id"
+)
+
+// DiskHealthContainerFilesystemPageCachePagesMetricConfig provides config for the disk_health.container.filesystem.page_cache.pages metric.
+type DiskHealthContainerFilesystemPageCachePagesMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthContainerFilesystemPageCachePagesMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthContainerFilesystemPageCachePagesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthContainerFilesystemPageCachePagesMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyCgroupPath, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeySystemFilesystemMountpoint, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeySystemFilesystemType, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeySystemDevice, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyPageCacheResult, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyK8sPodUID, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyContainerID:
+		default:
+			return fmt.Errorf("metric disk_health.container.filesystem.page_cache.pages doesn't have an attribute %v, valid attributes: [cgroup.path, system.filesystem.mountpoint, system.filesystem.type, system.device, disk_health.page_cache.result, k8s.pod.uid, container.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // DiskHealthFilesystemIoMetricAttributeKey specifies the key of an attribute for the disk_health.filesystem.io metric.
 type DiskHealthFilesystemIoMetricAttributeKey string
 
@@ -132,13 +206,23 @@ func (ms *DiskHealthFilesystemPageCachePagesMetricConfig) Validate() error {
 
 // MetricsConfig provides config for filelat metrics.
 type MetricsConfig struct {
-	DiskHealthFilesystemIo               DiskHealthFilesystemIoMetricConfig               `mapstructure:"disk_health.filesystem.io"`
-	DiskHealthFilesystemOperationDropped DiskHealthFilesystemOperationDroppedMetricConfig `mapstructure:"disk_health.filesystem.operation.dropped"`
-	DiskHealthFilesystemPageCachePages   DiskHealthFilesystemPageCachePagesMetricConfig   `mapstructure:"disk_health.filesystem.page_cache.pages"`
+	DiskHealthContainerFilesystemOperationDropped DiskHealthContainerFilesystemOperationDroppedMetricConfig `mapstructure:"disk_health.container.filesystem.operation.dropped"`
+	DiskHealthContainerFilesystemPageCachePages   DiskHealthContainerFilesystemPageCachePagesMetricConfig   `mapstructure:"disk_health.container.filesystem.page_cache.pages"`
+	DiskHealthFilesystemIo                        DiskHealthFilesystemIoMetricConfig                        `mapstructure:"disk_health.filesystem.io"`
+	DiskHealthFilesystemOperationDropped          DiskHealthFilesystemOperationDroppedMetricConfig          `mapstructure:"disk_health.filesystem.operation.dropped"`
+	DiskHealthFilesystemPageCachePages            DiskHealthFilesystemPageCachePagesMetricConfig            `mapstructure:"disk_health.filesystem.page_cache.pages"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		DiskHealthContainerFilesystemOperationDropped: DiskHealthContainerFilesystemOperationDroppedMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthContainerFilesystemPageCachePages: DiskHealthContainerFilesystemPageCachePagesMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthContainerFilesystemPageCachePagesMetricAttributeKey{DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyCgroupPath, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeySystemFilesystemMountpoint, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeySystemFilesystemType, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeySystemDevice, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyPageCacheResult, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyK8sPodUID, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyContainerID},
+		},
 		DiskHealthFilesystemIo: DiskHealthFilesystemIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,

@@ -26,6 +26,14 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					DiskHealthContainerFilesystemOperationDropped: DiskHealthContainerFilesystemOperationDroppedMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthContainerFilesystemPageCachePages: DiskHealthContainerFilesystemPageCachePagesMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthContainerFilesystemPageCachePagesMetricAttributeKey{DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyCgroupPath, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeySystemFilesystemMountpoint, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeySystemFilesystemType, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeySystemDevice, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyPageCacheResult, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyK8sPodUID, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyContainerID},
+					},
 					DiskHealthFilesystemIo: DiskHealthFilesystemIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -46,6 +54,14 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					DiskHealthContainerFilesystemOperationDropped: DiskHealthContainerFilesystemOperationDroppedMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthContainerFilesystemPageCachePages: DiskHealthContainerFilesystemPageCachePagesMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthContainerFilesystemPageCachePagesMetricAttributeKey{DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyCgroupPath, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeySystemFilesystemMountpoint, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeySystemFilesystemType, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeySystemDevice, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyPageCacheResult, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyK8sPodUID, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyContainerID},
+					},
 					DiskHealthFilesystemIo: DiskHealthFilesystemIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -66,11 +82,24 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthFilesystemIoMetricConfig{}, DiskHealthFilesystemOperationDroppedMetricConfig{}, DiskHealthFilesystemPageCachePagesMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthContainerFilesystemOperationDroppedMetricConfig{}, DiskHealthContainerFilesystemPageCachePagesMetricConfig{}, DiskHealthFilesystemIoMetricConfig{}, DiskHealthFilesystemOperationDroppedMetricConfig{}, DiskHealthFilesystemPageCachePagesMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+
+func TestDiskHealthContainerFilesystemPageCachePagesMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthContainerFilesystemPageCachePages
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthContainerFilesystemPageCachePagesMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.container.filesystem.page_cache.pages doesn't have an attribute invalid, valid attributes: [cgroup.path, system.filesystem.mountpoint, system.filesystem.type, system.device, disk_health.page_cache.result, k8s.pod.uid, container.id]")
+
+	cfg = DefaultMetricsConfig().DiskHealthContainerFilesystemPageCachePages
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestDiskHealthFilesystemIoMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().DiskHealthFilesystemIo
 	require.NoError(t, cfg.Validate())

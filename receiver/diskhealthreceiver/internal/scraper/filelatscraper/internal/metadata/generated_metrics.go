@@ -72,6 +72,13 @@ var MapAttributePageCacheResult = map[string]AttributePageCacheResult{
 }
 
 var MetricsInfo = metricsInfo{
+	DiskHealthContainerFilesystemOperationDropped: metricInfo{
+		Name: "disk_health.container.filesystem.operation.dropped",
+	},
+	DiskHealthContainerFilesystemPageCachePages: metricInfo{
+		Name:       "disk_health.container.filesystem.page_cache.pages",
+		Attributes: []string{"cgroup.path", "system.filesystem.mountpoint", "system.filesystem.type", "system.device", "page_cache.result", "k8s.pod.uid", "container.id"},
+	},
 	DiskHealthFilesystemIo: metricInfo{
 		Name:       "disk_health.filesystem.io",
 		Attributes: []string{"system.filesystem.mountpoint", "system.filesystem.type", "system.device", "filelat.direction"},
@@ -86,9 +93,11 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	DiskHealthFilesystemIo               metricInfo
-	DiskHealthFilesystemOperationDropped metricInfo
-	DiskHealthFilesystemPageCachePages   metricInfo
+	DiskHealthContainerFilesystemOperationDropped metricInfo
+	DiskHealthContainerFilesystemPageCachePages   metricInfo
+	DiskHealthFilesystemIo                        metricInfo
+	DiskHealthFilesystemOperationDropped          metricInfo
+	DiskHealthFilesystemPageCachePages            metricInfo
 }
 
 type metricInfo struct {
@@ -106,6 +115,18 @@ func (maof metricAttributeOptionFunc) apply(dp pmetric.NumberDataPoint) {
 	maof(dp)
 }
 
+func WithContainerIDMetricAttribute(containerIDAttributeValue string) MetricAttributeOption {
+	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
+		dp.Attributes().PutStr("container.id", containerIDAttributeValue)
+	})
+}
+
+func WithK8sPodUIDMetricAttribute(k8sPodUIDAttributeValue string) MetricAttributeOption {
+	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
+		dp.Attributes().PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
+	})
+}
+
 func WithSystemDeviceMetricAttribute(systemDeviceAttributeValue string) MetricAttributeOption {
 	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
@@ -116,6 +137,158 @@ func WithSystemFilesystemTypeMetricAttribute(systemFilesystemTypeAttributeValue 
 	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
 		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	})
+}
+
+type metricDiskHealthContainerFilesystemOperationDropped struct {
+	data     pmetric.Metric                                            // data buffer for generated metric.
+	config   DiskHealthContainerFilesystemOperationDroppedMetricConfig // metric config provided by user.
+	capacity int                                                       // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.container.filesystem.operation.dropped metric with initial data.
+func (m *metricDiskHealthContainerFilesystemOperationDropped) init() {
+	m.data.SetName("disk_health.container.filesystem.operation.dropped")
+	m.data.SetDescription("File operations the probe recorded in no per-cgroup series because its per-cgroup table was full (filelat.per_cgroup.max_series {cgroup, mount, operation} at once), since it attached; they are in their mount's series. Zero on a host within the cap. Only with filelat.per_cgroup.enabled. Not in semantic conventions.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricDiskHealthContainerFilesystemOperationDropped) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthContainerFilesystemOperationDropped) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthContainerFilesystemOperationDropped) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthContainerFilesystemOperationDropped(cfg DiskHealthContainerFilesystemOperationDroppedMetricConfig) metricDiskHealthContainerFilesystemOperationDropped {
+	m := metricDiskHealthContainerFilesystemOperationDropped{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthContainerFilesystemPageCachePages struct {
+	data          pmetric.Metric                                          // data buffer for generated metric.
+	config        DiskHealthContainerFilesystemPageCachePagesMetricConfig // metric config provided by user.
+	capacity      int                                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.container.filesystem.page_cache.pages metric with initial data.
+func (m *metricDiskHealthContainerFilesystemPageCachePages) init() {
+	m.data.SetName("disk_health.container.filesystem.page_cache.pages")
+	m.data.SetDescription("Pages the read system calls of the cgroup's tasks on the mount returned, by page-cache hit or miss, since the series' start: disk_health.filesystem.page_cache.pages per cgroup. Only with filelat.per_cgroup.enabled. Not in semantic conventions.")
+	m.data.SetUnit("{page}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthContainerFilesystemPageCachePages) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemFilesystemMountpointAttributeValue string, pageCacheResultAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyCgroupPath) {
+		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthContainerFilesystemPageCachePagesMetricAttributeKeyPageCacheResult) {
+		dp.Attributes().PutStr("disk_health.page_cache.result", pageCacheResultAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthContainerFilesystemPageCachePages) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthContainerFilesystemPageCachePages) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthContainerFilesystemPageCachePages(cfg DiskHealthContainerFilesystemPageCachePagesMetricConfig) metricDiskHealthContainerFilesystemPageCachePages {
+	m := metricDiskHealthContainerFilesystemPageCachePages{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricDiskHealthFilesystemIo struct {
@@ -367,14 +540,16 @@ func newMetricDiskHealthFilesystemPageCachePages(cfg DiskHealthFilesystemPageCac
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                                     MetricsBuilderConfig // config of the metrics builder.
-	startTime                                  pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                            int                  // maximum observed number of metrics per resource.
-	metricsBuffer                              pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                                  component.BuildInfo  // contains version information.
-	metricDiskHealthFilesystemIo               metricDiskHealthFilesystemIo
-	metricDiskHealthFilesystemOperationDropped metricDiskHealthFilesystemOperationDropped
-	metricDiskHealthFilesystemPageCachePages   metricDiskHealthFilesystemPageCachePages
+	config                                              MetricsBuilderConfig // config of the metrics builder.
+	startTime                                           pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                                     int                  // maximum observed number of metrics per resource.
+	metricsBuffer                                       pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                           component.BuildInfo  // contains version information.
+	metricDiskHealthContainerFilesystemOperationDropped metricDiskHealthContainerFilesystemOperationDropped
+	metricDiskHealthContainerFilesystemPageCachePages   metricDiskHealthContainerFilesystemPageCachePages
+	metricDiskHealthFilesystemIo                        metricDiskHealthFilesystemIo
+	metricDiskHealthFilesystemOperationDropped          metricDiskHealthFilesystemOperationDropped
+	metricDiskHealthFilesystemPageCachePages            metricDiskHealthFilesystemPageCachePages
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -396,13 +571,15 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                       mbc,
-		startTime:                    pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                pmetric.NewMetrics(),
-		buildInfo:                    settings.BuildInfo,
-		metricDiskHealthFilesystemIo: newMetricDiskHealthFilesystemIo(mbc.Metrics.DiskHealthFilesystemIo),
-		metricDiskHealthFilesystemOperationDropped: newMetricDiskHealthFilesystemOperationDropped(mbc.Metrics.DiskHealthFilesystemOperationDropped),
-		metricDiskHealthFilesystemPageCachePages:   newMetricDiskHealthFilesystemPageCachePages(mbc.Metrics.DiskHealthFilesystemPageCachePages),
+		config:        mbc,
+		startTime:     pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer: pmetric.NewMetrics(),
+		buildInfo:     settings.BuildInfo,
+		metricDiskHealthContainerFilesystemOperationDropped: newMetricDiskHealthContainerFilesystemOperationDropped(mbc.Metrics.DiskHealthContainerFilesystemOperationDropped),
+		metricDiskHealthContainerFilesystemPageCachePages:   newMetricDiskHealthContainerFilesystemPageCachePages(mbc.Metrics.DiskHealthContainerFilesystemPageCachePages),
+		metricDiskHealthFilesystemIo:                        newMetricDiskHealthFilesystemIo(mbc.Metrics.DiskHealthFilesystemIo),
+		metricDiskHealthFilesystemOperationDropped:          newMetricDiskHealthFilesystemOperationDropped(mbc.Metrics.DiskHealthFilesystemOperationDropped),
+		metricDiskHealthFilesystemPageCachePages:            newMetricDiskHealthFilesystemPageCachePages(mbc.Metrics.DiskHealthFilesystemPageCachePages),
 	}
 
 	for _, op := range options {
@@ -469,6 +646,8 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricDiskHealthContainerFilesystemOperationDropped.emit(ils.Metrics())
+	mb.metricDiskHealthContainerFilesystemPageCachePages.emit(ils.Metrics())
 	mb.metricDiskHealthFilesystemIo.emit(ils.Metrics())
 	mb.metricDiskHealthFilesystemOperationDropped.emit(ils.Metrics())
 	mb.metricDiskHealthFilesystemPageCachePages.emit(ils.Metrics())
@@ -491,6 +670,16 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordDiskHealthContainerFilesystemOperationDroppedDataPoint adds a data point to disk_health.container.filesystem.operation.dropped metric.
+func (mb *MetricsBuilder) RecordDiskHealthContainerFilesystemOperationDroppedDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricDiskHealthContainerFilesystemOperationDropped.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordDiskHealthContainerFilesystemPageCachePagesDataPoint adds a data point to disk_health.container.filesystem.page_cache.pages metric.
+func (mb *MetricsBuilder) RecordDiskHealthContainerFilesystemPageCachePagesDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemFilesystemMountpointAttributeValue string, pageCacheResultAttributeValue AttributePageCacheResult, options ...MetricAttributeOption) {
+	mb.metricDiskHealthContainerFilesystemPageCachePages.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemFilesystemMountpointAttributeValue, pageCacheResultAttributeValue.String(), options...)
 }
 
 // RecordDiskHealthFilesystemIoDataPoint adds a data point to disk_health.filesystem.io metric.

@@ -58,6 +58,7 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["disk_health.container.filesystem.page_cache.pages"] = mb.metricDiskHealthContainerFilesystemPageCachePages.config.AggregationStrategy
 			aggMap["disk_health.filesystem.io"] = mb.metricDiskHealthFilesystemIo.config.AggregationStrategy
 			aggMap["disk_health.filesystem.page_cache.pages"] = mb.metricDiskHealthFilesystemPageCachePages.config.AggregationStrategy
 
@@ -68,6 +69,15 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthContainerFilesystemOperationDroppedDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthContainerFilesystemPageCachePagesDataPoint(ts, 1, "cgroup.path-val", "system.filesystem.mountpoint-val", AttributePageCacheResultHit, WithSystemFilesystemTypeMetricAttribute("system.filesystem.type-val"), WithSystemDeviceMetricAttribute("system.device-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthContainerFilesystemPageCachePagesDataPoint(ts, 3, "cgroup.path-val-2", "system.filesystem.mountpoint-val-2", AttributePageCacheResultMiss, WithSystemFilesystemTypeMetricAttribute("system.filesystem.type-val"), WithSystemDeviceMetricAttribute("system.device-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordDiskHealthFilesystemIoDataPoint(ts, 1, "system.filesystem.mountpoint-val", AttributeFilelatDirectionRead, WithSystemFilesystemTypeMetricAttribute("system.filesystem.type-val"), WithSystemDeviceMetricAttribute("system.device-val"))
@@ -87,6 +97,7 @@ func TestMetricsBuilder(t *testing.T) {
 			res := pcommon.NewResource()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricDiskHealthContainerFilesystemPageCachePages.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthFilesystemIo.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthFilesystemPageCachePages.aggDataPoints)
 			}
@@ -116,6 +127,86 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "disk_health.container.filesystem.operation.dropped":
+					assert.False(t, validatedMetrics["disk_health.container.filesystem.operation.dropped"], "Found a duplicate in the metrics slice: disk_health.container.filesystem.operation.dropped")
+					validatedMetrics["disk_health.container.filesystem.operation.dropped"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "File operations the probe recorded in no per-cgroup series because its per-cgroup table was full (filelat.per_cgroup.max_series {cgroup, mount, operation} at once), since it attached; they are in their mount's series. Zero on a host within the cap. Only with filelat.per_cgroup.enabled. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "{operation}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "disk_health.container.filesystem.page_cache.pages":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.container.filesystem.page_cache.pages"], "Found a duplicate in the metrics slice: disk_health.container.filesystem.page_cache.pages")
+						validatedMetrics["disk_health.container.filesystem.page_cache.pages"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Pages the read system calls of the cgroup's tasks on the mount returned, by page-cache hit or miss, since the series' start: disk_health.filesystem.page_cache.pages per cgroup. Only with filelat.per_cgroup.enabled. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{page}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
+						assert.True(t, ok)
+						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						pageCacheResultAttrVal, ok := dp.Attributes().Get("disk_health.page_cache.result")
+						assert.True(t, ok)
+						assert.Equal(t, "hit", pageCacheResultAttrVal.Str())
+						k8sPodUIDAttrVal, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
+						containerIDAttrVal, ok := dp.Attributes().Get("container.id")
+						assert.True(t, ok)
+						assert.Equal(t, "container.id-val", containerIDAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.container.filesystem.page_cache.pages"], "Found a duplicate in the metrics slice: disk_health.container.filesystem.page_cache.pages")
+						validatedMetrics["disk_health.container.filesystem.page_cache.pages"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Pages the read system calls of the cgroup's tasks on the mount returned, by page-cache hit or miss, since the series' start: disk_health.filesystem.page_cache.pages per cgroup. Only with filelat.per_cgroup.enabled. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{page}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.container.filesystem.page_cache.pages"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("cgroup.path")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.page_cache.result")
+						assert.False(t, ok)
+					}
 				case "disk_health.filesystem.io":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["disk_health.filesystem.io"], "Found a duplicate in the metrics slice: disk_health.filesystem.io")
