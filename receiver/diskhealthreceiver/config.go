@@ -37,8 +37,8 @@ type Config struct {
 
 	// Conventions picks the names: semconv (the default, the receiver's own after the semantic
 	// conventions) or hostmetrics, under which the metrics hostmetricsreceiver's disk and filesystem
-	// scrapers have come out with its names, attributes and units in place of ours (README
-	// "Configuration").
+	// scrapers have come out with its names, attributes and units in place of ours
+	// (docs/configuration.md).
 	Conventions emit.Conventions `mapstructure:"conventions"`
 
 	// MaxPointsPerScrape bounds the data points one scrape of one source hands on (whole resources past it

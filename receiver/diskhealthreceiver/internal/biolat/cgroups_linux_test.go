@@ -191,7 +191,7 @@ func TestCgroupsAgreeWithBlkioServiced(t *testing.T) {
 
 // requireCounted requires got to be want, or short of it by at most slack, never more: the completions
 // the probes may miss with nothing to show for it (testkit.UncountedCompletions; one of 1 054 here once),
-// and for bytes also a bio merged into a request after its start (README).
+// and for bytes also a bio merged into a request after its start (docs/block-latency.md).
 func requireCounted(t *testing.T, want, got, slack uint64, msg string) {
 	t.Helper()
 	require.LessOrEqual(t, got, want, msg)

@@ -28,7 +28,7 @@
 // For Kind Total, each direction's Count and Sum advance exactly as that device's completed operations
 // and time fields in /proc/diskstats, but for the completions under load that neither program sees
 // (up to a queue depth at once; no count here shows them, the latency scraper's uncounted reason does:
-// README, Block latency) (the per-request term of iostat's await; on the block_rq_complete
+// docs/block-latency.md) (the per-request term of iostat's await; on the block_rq_complete
 // hook Sum runs a little below, as the hook fires before the request's bios are completed, work the
 // kernel's time includes: 40–80 µs per request under QEMU TCG); an fsync's data-less
 // PREFLUSH write counts as a write there and here. Kind DeviceTime (Options.DeviceTime) is issue to

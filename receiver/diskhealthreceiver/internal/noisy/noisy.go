@@ -26,7 +26,7 @@ type Config struct {
 	ForgetAfter int
 }
 
-// DefaultConfig returns the defaults the README argues for.
+// DefaultConfig returns the defaults docs/block-latency.md argues for.
 func DefaultConfig() Config {
 	return Config{K: 3, Share: 0.5, MinVictimIOs: 20, WarmUp: 10, Alpha: 0.1, ClearAfter: 3, ForgetAfter: 30}
 }

@@ -29,7 +29,7 @@ import (
 // Kind is what a string is; it decides the cap and names the string in notes.
 type Kind uint8
 
-// The kinds and their caps in bytes (see the README's "Hostile input" section). The caps are far above
+// The kinds and their caps in bytes (see docs/hostile-input.md). The caps are far above
 // what the kernel or a device writes (a kernel disk name has at most 31 bytes, an ATA model 40, an
 // NVMe serial 20, a path at most PATH_MAX = 4096), so a value that reaches one is garbage.
 const (

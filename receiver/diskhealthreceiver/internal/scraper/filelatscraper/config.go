@@ -15,7 +15,7 @@ type MetricsConfig = metadata.MetricsConfig
 // Config is the filelat section of the disk_health configuration.
 type Config struct {
 	// Enabled loads the BPF probe at start; off by default, because once attached the probe puts every
-	// system call of the machine on the kernel's traced path (README, File latency). Where it cannot
+	// system call of the machine on the kernel's traced path (docs/file-latency.md). Where it cannot
 	// load the source logs one WARN line naming the cause and the fix and reports nothing.
 	Enabled bool `mapstructure:"enabled"`
 	// MaxMounts bounds the mounts with file I/O the probe keeps at once and sizes its preallocated

@@ -555,7 +555,7 @@ func TestFSScraperCheckpointSeededRealFilesystems(t *testing.T) {
 	}{
 		// No root reserve: the writer runs as root here, and the free space it sees must be df's Avail.
 		{"ext4", "e2fsprogs", "", 256 << 20, []string{"/usr/sbin/mke2fs", "-q", "-t", "ext4", "-m", "0"}},
-		// A fixed end-of-file preallocation, as README's limits advise (the default speculative one steps
+		// A fixed end-of-file preallocation, as docs/checkpoint.md's limits advise (the default speculative one steps
 		// a growing log's usage by up to its own size). mkfs.xfs makes nothing under 300 MiB.
 		{"xfs", "xfsprogs", "allocsize=64k", 320 << 20, []string{"mkfs.xfs", "-q", "-f"}},
 	} {
@@ -803,7 +803,7 @@ func TestFSScraperCheckpointSeededProjectQuota(t *testing.T) {
 	var tally seededTally
 	start := time.Now()
 	// XFS with a fixed end-of-file preallocation: its default, speculative one grows with an appended
-	// file, so a growing log's usage steps by up to its own size, which reads as bursts (README: limits).
+	// file, so a growing log's usage steps by up to its own size, which reads as bursts (docs/checkpoint.md: limits).
 	for _, fs := range []struct {
 		typ, failure, opts string
 		mkfs               []string

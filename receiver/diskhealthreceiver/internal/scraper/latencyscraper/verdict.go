@@ -27,7 +27,7 @@ const (
 
 // victimQuantile is the victim signal's quantile: with min_victim_ios 20 it is at least the 18th of
 // 20 requests, so two stragglers (a metadata read, a flush) do not move it, while the bulk of the
-// requests queueing behind a neighbour does (README, per-pod latency).
+// requests queueing behind a neighbour does (docs/block-latency.md, per-pod latency).
 const victimQuantile = 0.9
 
 // noisyPoint is one disk_health.container.disk.noisy_neighbor point: the aggressor's share for an open
