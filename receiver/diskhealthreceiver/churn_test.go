@@ -133,7 +133,7 @@ func startReported(t *testing.T, cfg *Config, snaps *tick.Shared, core zapcore.C
 	var notes sanitize.Notes
 	var problems emit.Problems
 	var out []reportedSource
-	for _, src := range cfg.sources(nil, nil, snaps) {
+	for _, src := range cfg.sources(nil, nil, snaps, nil) {
 		if !src.enabled {
 			continue
 		}

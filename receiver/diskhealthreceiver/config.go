@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -92,6 +93,7 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 		rest.Delete(r.name)
 		sub, err := conf.Sub(r.name)
 		if err == nil {
+			errs = append(errs, refuseMoved(r.name, sub)...)
 			err = sub.Unmarshal(cfg.sections[r.name])
 		}
 		errs = append(errs, keyErrors(r.name, err)...)
@@ -102,6 +104,32 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 	}
 	errs = append(errs, keyErrors("", rest.Unmarshal((*topLevel)(cfg)))...)
 	return distinct(errs)
+}
+
+// movedKeys are the keys of a section that moved to another, by the section's name: the old key is
+// refused naming the new one, so a configuration written for an earlier release fails to load with the
+// fix in the message instead of silently losing its setting.
+var movedKeys = map[string]map[string]string{
+	// The capacity source took the capacity settings of the filesystem source (issue 33).
+	"filesystem": {
+		"kubelet_config_file": "capacity.kubelet_config_file", "pod_shm": "capacity.pod_shm",
+		"kubelet_root_dir": "capacity.kubelet_root_dir", "image_fs_dir": "capacity.image_fs_dir",
+		"project_quotas": "capacity.project_quotas", "checkpoint_writers": "capacity.checkpoint_writers",
+		"storage": "capacity.storage",
+	},
+}
+
+// refuseMoved returns one error per moved key set in the section sub, and removes them from it so that
+// they are not also reported as unknown.
+func refuseMoved(section string, sub *confmap.Conf) []error {
+	var errs []error
+	for _, old := range slices.Sorted(maps.Keys(movedKeys[section])) {
+		if sub.IsSet(old) {
+			errs = append(errs, fmt.Errorf("%s.%s: moved to %s; write it there", section, old, movedKeys[section][old]))
+			sub.Delete(old)
+		}
+	}
+	return errs
 }
 
 // unmarshalShared hands each entry of the top-level key (metrics or resource_attributes) to every
@@ -273,6 +301,7 @@ const (
 	hostmetricsField        = "Hostmetrics"
 	signsField              = "Signs"
 	tickField               = "Tick"
+	mountsField             = "Mounts"
 	metricsField            = "Metrics"
 	resourceAttributesField = "ResourceAttributes"
 	builderField            = "MetricsBuilderConfig"

@@ -15,7 +15,7 @@ func (cfg *Config) receiverWide() []error {
 		errs = append(errs, err)
 	}
 	var names []string
-	for _, src := range cfg.sources(nil, nil, nil) {
+	for _, src := range cfg.sources(nil, nil, nil, nil) {
 		if src.enabled {
 			return errs
 		}

@@ -120,7 +120,7 @@ func TestConfigLatency(t *testing.T) {
 	cfg := loadConfig(t, "latency")
 	require.NoError(t, confmap.Validate(cfg))
 	var lat *latencyscraper.Config
-	for _, s := range cfg.sources(nil, nil, nil) {
+	for _, s := range cfg.sources(nil, nil, nil, nil) {
 		if s.name == "latency" {
 			lat = s.cfg.(*latencyscraper.Config)
 		}
@@ -279,7 +279,7 @@ func TestConfigMetricsReachEverySource(t *testing.T) {
 	}
 	checkShared(t, confmap.NewFromStringMap(map[string]any{metricsKey: given}))
 
-	for _, s := range loadConfig(t, "metrics").sources(nil, nil, nil) {
+	for _, s := range loadConfig(t, "metrics").sources(nil, nil, nil, nil) {
 		assert.Equal(t, "/", *field(s.cfg, rootPathField).(*string), s.name)
 		if p, ok := field(s.cfg, signsField).(**signs.Board); ok {
 			assert.Nil(t, *p, "a table built without a board hands none")

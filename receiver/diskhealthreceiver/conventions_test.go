@@ -18,7 +18,7 @@ import (
 func TestConfigConventions(t *testing.T) {
 	def := createDefaultConfig().(*Config)
 	assert.Equal(t, emit.ConventionsSemconv, def.Conventions)
-	for _, s := range def.sources(nil, nil, nil) {
+	for _, s := range def.sources(nil, nil, nil, nil) {
 		if p, ok := field(s.cfg, conventionsField).(*emit.Conventions); ok {
 			assert.Equal(t, emit.ConventionsSemconv, *p, s.name)
 		}
@@ -27,7 +27,7 @@ func TestConfigConventions(t *testing.T) {
 	cfg := loadConfig(t, "hostmetrics")
 	require.NoError(t, confmap.Validate(cfg))
 	reached := 0
-	for _, s := range cfg.sources(nil, nil, nil) {
+	for _, s := range cfg.sources(nil, nil, nil, nil) {
 		p, ok := field(s.cfg, conventionsField).(*emit.Conventions)
 		if !ok {
 			continue

@@ -38,7 +38,7 @@ func goList(t *testing.T, args ...string) []string {
 // neither a scraper nor pdata, so it stays testable with values alone.
 func TestLayout(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	srcs := cfg.sources(nil, nil, nil)
+	srcs := cfg.sources(nil, nil, nil, nil)
 	require.NotEmpty(t, srcs)
 	scrapers := map[string]bool{}
 	for _, src := range srcs {

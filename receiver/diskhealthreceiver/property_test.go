@@ -721,7 +721,7 @@ func runProperty(t *testing.T, data []byte) {
 	var notes sanitize.Notes
 	var problems emit.Problems
 	var scrapers []scraper.Metrics
-	for _, src := range cfg.sources(nil, nil, nil) {
+	for _, src := range cfg.sources(nil, nil, nil, nil) {
 		if !src.enabled {
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
@@ -38,6 +39,8 @@ type diskHealthReceiver struct {
 
 	// openDiskstats opens /proc/diskstats for the shared snapshot; nil: os.Open (tests count reads).
 	openDiskstats func(string) (diskstats.File, error)
+	// statfs replaces unix.Statfs for the shared mount snapshot; nil: unix.Statfs (tests count calls).
+	statfs fsusage.StatfsFunc
 
 	mu          sync.Mutex
 	started     bool
@@ -87,8 +90,12 @@ func (r *diskHealthReceiver) build() error {
 	}
 	board := signs.New()
 	snaps := tick.New(r.cfg.rootPath(), time.Now, r.openDiskstats)
+	mounts, err := newMounts(r.cfg.sections, r.cfg.rootPath(), r.set.Logger, r.statfs)
+	if err != nil {
+		return err
+	}
 	var statuses []sourceStatus
-	for _, src := range r.cfg.sources(r.logs, board, snaps) {
+	for _, src := range r.cfg.sources(r.logs, board, snaps, mounts) {
 		st := emit.NewStatus()
 		*field(src.cfg, statusField).(**emit.Status) = st
 		statuses = append(statuses, sourceStatus{name: src.name, running: src.enabled, status: st})

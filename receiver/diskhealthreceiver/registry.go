@@ -6,7 +6,10 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/scraper"
+	"go.uber.org/zap"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/capacityscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filelatscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
@@ -24,10 +27,8 @@ import (
 // list written elsewhere.
 var registry = register(
 	registration{factory: metricsOnly(iostatscraper.NewFactory), needs: []input{diskstatsSnapshot}},
-	registration{factory: filesystemscraper.NewFactoryWithEvents, events: true, wire: func(fs component.Config, all map[string]component.Config) {
-		c, cg := fs.(*filesystemscraper.Config), all["cgroups"].(*cgroupsscraper.Config)
-		c.CgroupTopN, c.CgroupMaxDepth = cg.TopN, cg.MaxDepth
-	}}, // checkpoint writers read cgroups within the cgroups section's bounds
+	registration{factory: metricsOnly(filesystemscraper.NewFactory), needs: []input{mountsSnapshot}},
+	registration{factory: capacityscraper.NewFactoryWithEvents, events: true, needs: []input{mountsSnapshot}, wire: capacityWiring},
 	registration{factory: smartscraper.NewFactoryWithEvents, events: true, needs: []input{signsBoard}, interval: smartInterval},
 	registration{factory: metricsOnly(pressurescraper.NewFactory)},
 	registration{factory: metricsOnly(cgroupsscraper.NewFactory), needs: []input{diskstatsSnapshot}},
@@ -36,6 +37,26 @@ var registry = register(
 	registration{factory: stackscraper.NewFactoryWithEvents, events: true, needs: []input{signsBoard}},
 	registration{factory: netfsscraper.NewFactoryWithEvents, events: true},
 )
+
+// capacityWiring: capacity reads the mounts the filesystem section selects (the one snapshot both read),
+// and its checkpoint writers read cgroups within the cgroups section's bounds.
+func capacityWiring(section component.Config, sections map[string]component.Config) {
+	c, fs, cg := section.(*capacityscraper.Config), sections["filesystem"].(*filesystemscraper.Config), sections["cgroups"].(*cgroupsscraper.Config)
+	c.Selection = fs.Selection
+	c.CgroupTopN, c.CgroupMaxDepth = cg.TopN, cg.MaxDepth
+}
+
+// newMounts is the mount snapshot of one receiver's sources, of the mounts the filesystem section
+// selects under root; statfs replaces unix.Statfs (nil: none; tests count calls).
+func newMounts(sections map[string]component.Config, root string, logger *zap.Logger, statfs fsusage.StatfsFunc) (*fsusage.Shared, error) {
+	fs := sections["filesystem"].(*filesystemscraper.Config)
+	cfg, err := fs.CollectorConfig("filesystem", root, filesystemscraper.LogStateChange(logger))
+	if err != nil {
+		return nil, err
+	}
+	cfg.Prober.Statfs = statfs
+	return fsusage.NewShared(cfg, time.Now), nil
+}
 
 // smartInterval: SMART reads each disk with its own, longer interval (smart.interval).
 func smartInterval(section component.Config) time.Duration {
@@ -57,6 +78,9 @@ const (
 	// diskstatsSnapshot: /proc/diskstats and the block devices' identity, read once per tick; the
 	// section's Tick field receives a reader of it.
 	diskstatsSnapshot input = "diskstats"
+	// mountsSnapshot: the mount table and every selected mount's statfs, domain and forecast, read once per
+	// tick (fsusage.Shared); the section's Mounts field receives a reader of it.
+	mountsSnapshot input = "mounts"
 	// signsBoard: the board where stack and latency post each physical disk's error counters and SMART
 	// weighs them in that disk's verdict; the section's Signs field receives it.
 	signsBoard input = "signs board"

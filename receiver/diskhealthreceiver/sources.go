@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/scraper"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
@@ -28,8 +29,8 @@ type source struct {
 // events of the sources that send them (nil: none). board is the signs board shared by the sources of
 // one receiver that need it (nil: no sharing). snaps is the /proc/diskstats and identity snapshot of one
 // receiver: each source that needs it reads it through a reader of its own, at its own interval (nil:
-// each reads its own).
-func (cfg *Config) sources(events consumer.Logs, board *signs.Board, snaps *tick.Shared) []source {
+// each reads its own); mounts is the mount snapshot, shared the same way.
+func (cfg *Config) sources(events consumer.Logs, board *signs.Board, snaps *tick.Shared, mounts *fsusage.Shared) []source {
 	root := cfg.rootPath()
 	out := make([]source, 0, len(registry))
 	for _, r := range registry {
@@ -45,12 +46,15 @@ func (cfg *Config) sources(events consumer.Logs, board *signs.Board, snaps *tick
 		if r.interval != nil {
 			src.interval = r.interval(c)
 		}
+		every := src.interval
+		if every == 0 {
+			every = cfg.ControllerConfig.CollectionInterval
+		}
 		if snaps != nil && src.enabled && slices.Contains(r.needs, diskstatsSnapshot) {
-			every := src.interval
-			if every == 0 {
-				every = cfg.ControllerConfig.CollectionInterval
-			}
 			*field(c, tickField).(**tick.Reader) = snaps.Reader(every)
+		}
+		if mounts != nil && src.enabled && slices.Contains(r.needs, mountsSnapshot) {
+			*field(c, mountsField).(**fsusage.Reader) = mounts.Reader(every)
 		}
 		out = append(out, src)
 	}

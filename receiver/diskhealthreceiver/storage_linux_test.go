@@ -22,10 +22,10 @@ import (
 // name the same file_storage extension both start and each keeps its own checkpoint records (clients
 // named after the receiver: filesystem for disk_health, filesystem/gpu for disk_health/gpu). Both
 // opened the client of the scraper's type alone, the same file, so the second start failed
-// ("filesystem.storage: timeout", locked out by the first).
+// (("capacity.storage: timeout", locked out by the first).
 func TestTwoReceiversShareAStorageExtension(t *testing.T) {
 	root := testkit.NewRoot(t)
-	root.CopyTree(filepath.Join("internal", "scraper", "filesystemscraper", "testdata", "roots", "k6.18-binds"), ".", nil)
+	root.CopyTree(filepath.Join("internal", "scraper", "capacityscraper", "testdata", "roots", "k6.18-binds"), ".", nil)
 	require.NoError(t, os.MkdirAll(root.Path("/data"), 0o755)) // statfs answers there: a domain with a learner
 	storageID := component.MustNewID("file_storage")
 	ext := testkit.FileStorage(t, t.TempDir())
@@ -36,8 +36,8 @@ func TestTwoReceiversShareAStorageExtension(t *testing.T) {
 	var started []component.Component
 	for _, name := range names {
 		cfg := f.CreateDefaultConfig().(*Config)
-		conf := Only("filesystem")
-		conf["filesystem"] = map[string]any{"enabled": true, "storage": storageID.String()}
+		conf := Only("capacity")
+		conf["capacity"] = map[string]any{"enabled": true, "storage": storageID.String()}
 		conf["root_path"] = root.Dir
 		require.NoError(t, confmap.NewFromStringMap(conf).Unmarshal(cfg))
 		cfg.ControllerConfig.InitialDelay = 0
@@ -55,7 +55,7 @@ func TestTwoReceiversShareAStorageExtension(t *testing.T) {
 		require.NoError(t, r.Shutdown(t.Context()))
 	}
 	for _, name := range names {
-		client, err := ext.(storage.Extension).GetClient(t.Context(), component.KindReceiver, component.NewIDWithName(component.MustNewType("filesystem"), name), "checkpoint")
+		client, err := ext.(storage.Extension).GetClient(t.Context(), component.KindReceiver, component.NewIDWithName(component.MustNewType("capacity"), name), "checkpoint")
 		require.NoError(t, err)
 		record, err := client.Get(t.Context(), "domain/3c9d1f2e-5a6b-4c7d-8e9f-0a1b2c3d4e5f")
 		require.NoError(t, err)

@@ -83,3 +83,19 @@ func Devices(md pmetric.Metrics) []string {
 	})
 	return out
 }
+
+// ByMountPoint returns md's number points of the metric name, by their system.filesystem.mountpoint.
+func ByMountPoint(md pmetric.Metrics, name string) map[string][]pmetric.NumberDataPoint {
+	out := map[string][]pmetric.NumberDataPoint{}
+	ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+		if m.Name() != name {
+			return
+		}
+		dps := NumberPoints(m)
+		for i := range dps.Len() {
+			mp, _ := dps.At(i).Attributes().Get("system.filesystem.mountpoint")
+			out[mp.Str()] = append(out[mp.Str()], dps.At(i))
+		}
+	})
+	return out
+}

@@ -3,47 +3,35 @@ package filesystemscraper
 import (
 	"testing"
 
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage/fsusagetest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/filter"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
-	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
 )
 
-// scrapeHost scrapes the hostMountinfo table once under the metric configuration's edits.
+// scrapeHost scrapes the fsusagetest.HostMountinfo table once under the metric configuration's edits.
 func scrapeHost(t *testing.T, edit func(*metadata.MetricsBuilderConfig)) pmetric.Metrics {
 	t.Helper()
 	return scrapeHostConfig(t, func(cfg *Config) { edit(&cfg.MetricsBuilderConfig) })
 }
 
-// scrapeHostConfig scrapes the hostMountinfo table once under the section's edits.
+// scrapeHostConfig scrapes the fsusagetest.HostMountinfo table once under the section's edits.
 func scrapeHostConfig(t *testing.T, edit func(*Config)) pmetric.Metrics {
 	t.Helper()
 	root := t.TempDir()
 	clock := t0
-	md, err := newTestFSScraperConfig(t, root, hostMountinfo, hostStatfs(root), &clock, edit).scrape(t.Context())
+	md, err := newTestFSScraperConfig(t, root, fsusagetest.HostMountinfo, fsusagetest.HostStatfs(root), &clock, edit).scrape(t.Context())
 	require.NoError(t, err)
 	return md
 }
 
 // points returns metric name's points by mount point.
-func points(md pmetric.Metrics, name string) map[string][]pmetric.NumberDataPoint {
-	out := map[string][]pmetric.NumberDataPoint{}
-	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
-		if m.Name() != name {
-			return
-		}
-		dps := pdatawalk.NumberPoints(m)
-		for i := range dps.Len() {
-			mp, _ := dps.At(i).Attributes().Get("system.filesystem.mountpoint")
-			out[mp.Str()] = append(out[mp.Str()], dps.At(i))
-		}
-	})
-	return out
-}
 
 // The generated emitter is the only emission path, so what only the builder used to do is done by it
 // for the scraper: an attribute switched off aggregates (used + free + reserved in one point per mount,
@@ -51,10 +39,10 @@ func points(md pmetric.Metrics, name string) map[string][]pmetric.NumberDataPoin
 // equal the builder's for every configuration.)
 func TestFSScraperAggregatesAndFilters(t *testing.T) {
 	all := scrapeHost(t, func(*metadata.MetricsBuilderConfig) {})
-	limits := points(all, "system.filesystem.limit")
+	limits := pdatawalk.ByMountPoint(all, "system.filesystem.limit")
 	require.NotEmpty(t, limits)
 
-	summed := points(scrapeHost(t, func(c *metadata.MetricsBuilderConfig) {
+	summed := pdatawalk.ByMountPoint(scrapeHost(t, func(c *metadata.MetricsBuilderConfig) {
 		c.Metrics.SystemFilesystemUsage.EnabledAttributes = []metadata.SystemFilesystemUsageMetricAttributeKey{
 			metadata.SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint,
 		}

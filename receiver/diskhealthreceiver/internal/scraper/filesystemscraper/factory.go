@@ -5,24 +5,19 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/scraper"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
 )
 
-// NewFactory creates the filesystem scraper factory; its checkpoint events are logged only.
-func NewFactory() scraper.Factory { return NewFactoryWithEvents(nil) }
-
-// NewFactoryWithEvents creates the filesystem scraper factory whose scrapers send their checkpoint
-// events to events (a logs pipeline; nil: logged only).
-func NewFactoryWithEvents(events consumer.Logs) scraper.Factory {
+// NewFactory creates the filesystem scraper factory.
+func NewFactory() scraper.Factory {
 	return scraper.NewFactory(metadata.Type, func() component.Config { return createDefaultConfig() },
 		scraper.WithMetrics(func(_ context.Context, set scraper.Settings, cfg component.Config) (scraper.Metrics, error) {
-			s, err := newScraper(set, cfg.(*Config), events, time.Now)
+			s, err := newScraper(set, cfg.(*Config), time.Now)
 			if err != nil {
 				return nil, err
 			}
-			return scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))
+			return scraper.NewMetrics(s.scrape, scraper.WithShutdown(s.shutdown))
 		}, metadata.MetricsStability))
 }

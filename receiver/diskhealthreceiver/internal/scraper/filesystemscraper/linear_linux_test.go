@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage/fsusagetest"
+
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
@@ -15,13 +17,13 @@ import (
 
 // manyMounts is a mount table of n ext4 filesystems on distinct devices, all reported, with statfs
 // answering each.
-func manyMounts(root string, n int) (string, *fakeStatfs) {
+func manyMounts(root string, n int) (string, *fsusagetest.Statfs) {
 	var sb strings.Builder
-	f := &fakeStatfs{answers: make(map[string]unix.Statfs_t, n)}
+	f := &fsusagetest.Statfs{Answers: make(map[string]unix.Statfs_t, n)}
 	for i := range n {
 		mp := fmt.Sprintf("/m/%d", i)
 		fmt.Fprintf(&sb, "%d 1 %d:%d / %s rw,relatime shared:%d - ext4 /dev/disk%d rw\n", i+2, 8+i>>8, i&255, mp, i, i)
-		f.answers[filepath.Join(root, mp)] = ext4Statfs(1_000_000, uint64(i), uint64(i), 65_536, 60_000)
+		f.Answers[filepath.Join(root, mp)] = fsusagetest.Ext4(1_000_000, uint64(i), uint64(i), 65_536, 60_000)
 	}
 	return sb.String(), f
 }

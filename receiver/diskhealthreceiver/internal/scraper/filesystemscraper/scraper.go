@@ -1,14 +1,10 @@
 package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"slices"
 	"time"
 
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
@@ -20,49 +16,23 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/hostmetrics"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/store"
 )
 
-// fsScraper reports df-style usage per mount. The mount table, the statfs deadlines and stuck-mount
-// tracking, and the forecast live in fsusage; this wires them to the metrics builder.
+// fsScraper reports df-style usage per mount: df, df -i, each mount's statfs status and its time to
+// full. The mount table, the statfs deadlines and stuck-mount tracking, and the forecast live in fsusage,
+// read through the receiver's one mount snapshot (the capacity source reads the same); this wires them
+// to the metrics builder.
 type fsScraper struct {
+	// cfg is the configuration of the source's own snapshot when the receiver gives it none (its tests).
 	cfg    fsusage.Config
 	logger *zap.Logger
 	e      *metadata.Emitter
 	// hm writes the hostmetrics-compatible set under conventions: hostmetrics (nil otherwise).
-	hm  *hostmetrics.Emitter
-	rb  *metadata.ResourceBuilder
-	col *fsusage.Collector
+	hm   *hostmetrics.Emitter
+	rb   *metadata.ResourceBuilder
+	snap *fsusage.Reader
 	// Each mount's valid-UTF-8 mount point and resource, built again only when the mount changes.
-	mounts emit.Cache[mountKey, mountCache]
-	// tableErr names the bad lines of the mount table as last parsed (a *parseerr.Lines), nil for none.
-	tableErr error
-	// learners learn each domain's checkpoint saves; events buffers a scrape's log events for sink
-	// (nil: logged only).
-	learners *learners[fsusage.Domain]
-	events   *emit.Events
-	sink     consumer.Logs
-	// kubelet knows the eviction thresholds; nodefs and imagefs are this scrape's kubelet
-	// filesystems (nil off a node); byteLimits and inodeLimits are scratch.
-	kubelet *kubelet
-	// shm watches the pods' memory emptyDirs (nil until the first scrape, or when pod_shm is off);
-	// shmCfg is the section it is opened from (nil: off).
-	shm                     *podSHM
-	shmCfg                  *Config
-	nodefs, imagefs         *fsusage.Domain
-	byteLimits, inodeLimits []limit
-	// projects reads the project quotas (nil when project_quotas is off).
-	projects *projectQuotas
-	// writers names the domains' checkpoint writers (nil when checkpoint_writers is off); writerErr
-	// is this scrape's problem naming them.
-	writers   *checkpointWriters
-	writerErr error
-	// storage names the extension that keeps the learners across restarts (nil: none, nothing is
-	// written); store is its client once started; id is this source's, the client's owner (named after
-	// the receiver, so two receivers' clients are distinct).
-	storage *component.ID
-	store   *store.Background
-	id      component.ID
+	mounts *emit.Mounts
 
 	now func() time.Time
 }
@@ -71,11 +41,7 @@ type fsScraper struct {
 // does not define it, so ours is in disk_health.* and hostmetrics keeps its system.* name.
 var hostmetricsOurs = map[string]string{"system.filesystem.inodes.usage": "disk_health.filesystem.inodes.usage"}
 
-func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func() time.Time) (*fsScraper, error) {
-	filter, err := cfg.filter(section)
-	if err != nil {
-		return nil, err
-	}
+func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*fsScraper, error) {
 	mbc := cfg.MetricsBuilderConfig
 	hm, err := emit.Hostmetrics(cfg.Conventions, &mbc.Metrics, func() *hostmetrics.Emitter { return hostmetrics.NewEmitter(cfg.Hostmetrics, set) }, hostmetricsOurs)
 	if err != nil {
@@ -86,174 +52,77 @@ func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func(
 		e:      metadata.NewEmitter(mbc, set),
 		hm:     hm,
 		rb:     metadata.NewResourceBuilder(mbc.ResourceAttributes),
+		snap:   cfg.Mounts,
 		now:    now,
-
-		learners: newLearners(set.Logger, domainKey),
-		storage:  cfg.Storage,
-		id:       set.ID,
-		kubelet:  newKubelet(set.Logger, cfg),
-		events:   emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version),
-		sink:     sink,
-		writers:  newCheckpointWriters(set.Logger, cfg),
 	}
-	fc := cfg
-	s.cfg = fsusage.Config{
-		RootPath:    cfg.RootPath,
-		Filter:      filter,
-		Dedupe:      duplicateModes[fc.Duplicates],
-		RereadEvery: fc.MountTableRereadScrapes,
-		Prober: fsusage.ProberConfig{
-			Timeout:       fc.StatfsTimeout,
-			RemoteTimeout: fc.RemoteStatfsTimeout,
-			OnStateChange: s.logStateChange,
-		},
-		Forecast:      fsusage.ForecastConfig{Window: fc.ForecastWindow},
-		OnTableReload: s.tableReloaded,
-	}
-	if cfg.PodSHM {
-		s.shmCfg = cfg
-	}
-	if s.projects, err = newProjectQuotas(set.Logger, cfg); err != nil {
+	s.mounts = emit.NewMounts(func(majorMinor string) pcommon.Resource {
+		s.rb.SetDiskHealthDiskMajorMinor(majorMinor)
+		return s.rb.Emit()
+	})
+	if s.cfg, err = cfg.CollectorConfig(section, cfg.RootPath, LogStateChange(set.Logger)); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// ready opens the mount table on the first scrape that can, so a root_path without /proc is reported
-// every scrape (naming the file) instead of failing the collector's start.
-func (s *fsScraper) ready() error {
-	if s.col != nil {
+func (s *fsScraper) shutdown(context.Context) error {
+	if s.snap == nil {
 		return nil
 	}
-	col, err := fsusage.NewCollector(s.cfg)
-	if err != nil {
-		return err
-	}
-	if s.shmCfg != nil {
-		if s.shm, err = openPodSHM(s.logger, s.shmCfg, s.cfg.Prober); err != nil {
-			return errors.Join(err, col.Close())
-		}
-	}
-	s.col = col
-	return nil
+	return s.snap.Close()
 }
 
-// start hands the domains' and project directories' learners the storage that keeps them across
-// restarts, when one is configured. A name that is no storage extension is a configuration mistake,
-// said here; the client itself is opened in the background: a storage that cannot be opened (a full or
-// locked directory) or does not answer (a hung one) costs what is kept, with one WARN, never the start.
-func (s *fsScraper) start(_ context.Context, host component.Host) error {
-	var err error
-	if s.store, err = store.Start(host, section+".storage", s.storage, s.id, "checkpoint", s.logger, "checkpoint state"); s.store == nil {
-		return err
-	}
-	s.learners.store = s.store
-	if s.projects != nil {
-		s.projects.learners.store = s.store
-	}
-	return nil
+// LogStateChange returns the mount snapshot's state-change callback: one line per change of a mount's
+// status, never one per scrape.
+func LogStateChange(logger *zap.Logger) func(fsusage.StateChange) {
+	return func(c fsusage.StateChange) { logStateChange(logger, c) }
 }
 
-func (s *fsScraper) shutdown(ctx context.Context) error {
-	var err error
-	if s.store != nil {
-		// What was learned since the last save, and whether will_fail was said, for the next start.
-		s.learners.persistAll()
-		if s.projects != nil {
-			s.projects.learners.persistAll()
-		}
-		err = s.store.Close(ctx)
-	}
-	if s.shm != nil {
-		err = errors.Join(err, s.shm.close())
-	}
-	if s.col != nil {
-		err = errors.Join(err, s.col.Close())
-	}
-	return err
-}
-
-// logStateChange writes one line per change of a mount's status, never one per scrape.
-func (s *fsScraper) logStateChange(c fsusage.StateChange) {
+func logStateChange(logger *zap.Logger, c fsusage.StateChange) {
 	fields := []zap.Field{
 		zap.String("mountpoint", sanitize.String(sanitize.MountPoint, c.Mount.MountPoint)), zap.String("device", c.Mount.Source),
 		zap.String("from", c.From.String()), zap.String("to", c.To.String()),
 	}
 	if c.To == fsusage.StatusOK {
-		s.logger.Info("filesystem answers statfs again", fields...)
+		logger.Info("filesystem answers statfs again", fields...)
 		return
 	}
-	s.logger.Warn("filesystem statfs failed; reported in disk_health.filesystem.status", append(fields, zap.Error(c.Err))...)
+	logger.Warn("filesystem statfs failed; reported in disk_health.filesystem.status", append(fields, zap.Error(c.Err))...)
 }
 
-// tableReloaded keeps the bad lines of the table as parsed: they are a problem of every scrape of that
-// table, said through the scrape's errors, so the receiver logs them once, and once for the stack source
-// too, which reads the same table with the same parser (its error has the same words).
-func (s *fsScraper) tableReloaded(r fsusage.TableReload) { s.tableErr = r.Err }
-
 func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
-	if err := s.ready(); err != nil {
-		return pmetric.NewMetrics(), err
+	if s.snap == nil {
+		s.snap = fsusage.NewShared(s.cfg, s.now).Reader(0)
 	}
-	now := s.now()
-	results, err := s.col.Collect(ctx, now)
-	ts := pcommon.NewTimestampFromTime(now)
-	byDomain(results)
-	if s.hm != nil {
-		// hostmetrics' filesystem points have no resource attributes: one empty resource holds them all.
-		s.hm.Resource(pcommon.NewResource())
-	}
-	s.nodefs, s.imagefs = nil, nil
-	if s.kubelet.refresh() {
-		s.nodefs, s.imagefs = s.kubelet.domains(results)
-	}
-	if s.projects != nil {
-		s.projects.refresh()
-	}
-	s.writerErr = nil
-	if s.writers != nil {
-		// Before the learners: the interval ending now may hold the end of a save they report.
-		s.writerErr = s.writers.collect(now)
-	}
-	for i := 0; i < len(results); {
-		j := i + 1
-		for j < len(results) && results[j].Domain.Major == results[i].Domain.Major && results[j].Domain.Minor == results[i].Domain.Minor {
-			j++
+	var tableErr error
+	results := 0
+	err := s.snap.Use(ctx, func(snap *fsusage.Snapshot) error {
+		ts := pcommon.NewTimestampFromTime(snap.At)
+		if s.hm != nil {
+			// hostmetrics' filesystem points have no resource attributes: one empty resource holds them all.
+			s.hm.Resource(pcommon.NewResource())
 		}
-		group := results[i:j]
-		s.e.Resource(s.mount(group[0].Mount).res)
-		for k := range group {
-			s.record(ts, &group[k])
-			if s.hm != nil {
-				s.recordHostmetrics(ts, &group[k])
+		for group := range snap.Domains {
+			s.e.Resource(s.mount(group[0].Mount).Res)
+			for k := range group {
+				s.record(ts, &group[k])
+				if s.hm != nil {
+					s.recordHostmetrics(ts, &group[k])
+				}
 			}
 		}
-		s.recordDomain(ctx, ts, now, group)
-		i = j
-	}
-	if s.shm != nil {
-		err = errors.Join(err, s.scrapePodSHM(ctx, ts, now))
-	}
+		tableErr, results = snap.Err, len(snap.Results)
+		return nil
+	})
 	s.mounts.Sweep()
-	s.learners.sweep()
-	if s.writers != nil {
-		s.writers.sweep(func(d fsusage.Domain) bool { return s.learners.byKey[d] != nil })
-	}
-	if s.projects != nil {
-		s.projects.sweep()
-		s.projects.learners.sweep()
-	}
-	if serr := s.events.Send(ctx, s.logger, s.sink); serr != nil {
-		err = errors.Join(err, serr)
-	}
 	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table and
-	// its bad lines are (the checkpoint storage logs its own problems, once). The last good table (the
-	// good lines) is still measured: a partial error keeps those results.
+	// its bad lines are, said by the source that owns the snapshot. The last good table (the good lines)
+	// is still measured: a partial error keeps those results.
 	md := s.e.Emit()
 	if s.hm != nil {
 		s.hm.Emit().ResourceMetrics().MoveAndAppendTo(md.ResourceMetrics())
 	}
-	return md, partial(errors.Join(err, s.writerErr, s.tableErr), len(results))
+	return md, partial(s.snap.Own(errors.Join(err, tableErr)), results)
 }
 
 // recordHostmetrics appends one mount's points of the hostmetrics-compatible set: hostmetrics'
@@ -265,7 +134,7 @@ func (s *fsScraper) recordHostmetrics(ts pcommon.Timestamp, r *fsusage.Result) {
 		return
 	}
 	e, m := s.hm, r.Mount
-	dev, mode, mp, typ := m.Source, m.Mode(), s.mount(m).mp, m.FSType
+	dev, mode, mp, typ := m.Source, m.Mode(), s.mount(m).MP, m.FSType
 	used, free := hostmetrics.AttributeStateUsed, hostmetrics.AttributeStateFree
 	e.AppendSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesUsed), dev, mode, mp, typ, used)
 	e.AppendSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesFree), dev, mode, mp, typ, free)
@@ -297,103 +166,9 @@ var fsStatuses = [...]struct {
 	{fsusage.StatusError, metadata.AttributeDiskHealthFilesystemStatusError},
 }
 
-// mountKey is what a mount's cached mount point and resource are built from.
-type mountKey struct {
-	m            *fsusage.Mount
-	src          string
-	major, minor uint32
-}
-
-type mountCache struct {
-	mp, domain string
-	res        pcommon.Resource
-}
-
-// mount returns m's valid-UTF-8 mount point and its resource, from the cache while m is unchanged.
-func (s *fsScraper) mount(m *fsusage.Mount) mountCache {
-	k := mountKey{m, m.MountPoint, m.Major, m.Minor}
-	if c, ok := s.mounts.Get(k); ok {
-		return c
-	}
-	s.rb.SetDiskHealthDiskMajorMinor(m.MajorMinor())
-	// Mount points are bytes on Linux; attributes must be valid UTF-8 (and bounded).
-	c := mountCache{mp: sanitize.String(sanitize.MountPoint, m.MountPoint), domain: m.MajorMinor(), res: s.rb.Emit()}
-	s.mounts.Put(k, c)
-	return c
-}
-
-// byDomain puts the results of one domain next to each other, domains in the order of their first
-// mount, mounts in table order within a domain: each domain is one resource, its own points once.
-func byDomain(results []fsusage.Result) {
-	first := make(map[[2]uint32]int, len(results))
-	for i := range results {
-		k := [2]uint32{results[i].Domain.Major, results[i].Domain.Minor}
-		if _, ok := first[k]; !ok {
-			first[k] = i
-		}
-	}
-	slices.SortStableFunc(results, func(a, b fsusage.Result) int {
-		return cmp.Compare(first[[2]uint32{a.Domain.Major, a.Domain.Minor}], first[[2]uint32{b.Domain.Major, b.Domain.Minor}])
-	})
-}
-
-// domainResult is the result that speaks for a domain: the mount of the filesystem's root when one
-// answered (a bind of a directory under an XFS project quota reports the quota, not the filesystem),
-// else the first that answered; nil when none did.
-func domainResult(group []fsusage.Result) *fsusage.Result {
-	var best *fsusage.Result
-	for i := range group {
-		r := &group[i]
-		if r.Status != fsusage.StatusOK || r.Usage.Limit == 0 {
-			continue
-		}
-		if r.Mount.Root == "/" {
-			return r
-		}
-		if best == nil {
-			best = r
-		}
-	}
-	return best
-}
-
-// recordDomain appends the domain's own points, once whatever the number of its mounts, and what
-// its checkpoint learner knows.
-func (s *fsScraper) recordDomain(ctx context.Context, ts pcommon.Timestamp, now time.Time, group []fsusage.Result) {
-	r := domainResult(group)
-	if r == nil {
-		s.learners.keep(group[0].Domain)
-		return
-	}
-	e, m, u := s.e, r.Mount, &r.Usage
-	c := s.mount(m)
-	dev, dom, uuid, typ := m.Source, c.domain, r.Domain.UUID, m.FSType
-	e.AppendDiskHealthFilesystemDomainLimitDataPoint(ts, emit.Int(u.Limit), dev, dom, uuid, typ)
-	e.AppendDiskHealthFilesystemDomainMountsDataPoint(ts, int64(len(group)), dev, dom, uuid, typ)
-	if r.Forecast.OK {
-		e.AppendDiskHealthFilesystemDomainTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, dom, uuid, typ)
-	}
-	e.AppendDiskHealthFilesystemDomainUsageDataPoint(ts, emit.Int(u.Used), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateUsed)
-	e.AppendDiskHealthFilesystemDomainUsageDataPoint(ts, emit.Int(u.Free), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateFree)
-	e.AppendDiskHealthFilesystemDomainUsageDataPoint(ts, emit.Int(u.Reserved), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateReserved)
-
-	s.byteLimits, s.inodeLimits = limits(u, &s.kubelet.th, s.nodefs != nil && *s.nodefs == r.Domain,
-		s.imagefs != nil && *s.imagefs == r.Domain, s.byteLimits, s.inodeLimits)
-	bind := binding(s.byteLimits)
-	for _, l := range s.byteLimits {
-		v := int64(0)
-		if l.name == bind.name {
-			v = 1
-		}
-		e.AppendDiskHealthFilesystemDomainBindingLimitDataPoint(ts, v, dev, dom, uuid, typ, l.name)
-		e.AppendDiskHealthFilesystemDomainHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
-	}
-	for _, l := range s.inodeLimits {
-		e.AppendDiskHealthFilesystemDomainInodesHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
-	}
-	s.recordProjects(ctx, ts, now, group, r, c, bind)
-	s.recordCheckpoint(ctx, ts, now, r, c.res, c.mp, dom, bind)
-}
+// mount returns m's valid-UTF-8 mount point, its domain and its resource, from the cache while m is
+// unchanged.
+func (s *fsScraper) mount(m *fsusage.Mount) emit.MountResource { return s.mounts.Get(m) }
 
 // record appends one mount's points to the current resource (its domain's), metrics in metadata.yaml's
 // (name) order.
@@ -401,7 +176,7 @@ func (s *fsScraper) record(ts pcommon.Timestamp, r *fsusage.Result) {
 	m := r.Mount
 	e := s.e
 	c := s.mount(m)
-	dev, dom, uuid, typ, mp := m.Source, c.domain, r.Domain.UUID, m.FSType, c.mp
+	dev, dom, uuid, typ, mp := m.Source, c.Domain, r.Domain.UUID, m.FSType, c.MP
 	u := &r.Usage
 	ok := r.Status == fsusage.StatusOK && u.Limit > 0
 	mode := metadata.AttributeSystemFilesystemModeRw

@@ -3,10 +3,10 @@ package filesystemscraper
 import (
 	"os"
 	"path/filepath"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage/fsusagetest"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/assert"
@@ -21,52 +21,20 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
 )
 
-// fakeStatfs answers statfs from a table keyed by the path asked for; a missing path is ENOENT and a
-// path in hang blocks until release is closed.
-type fakeStatfs struct {
-	mu      sync.Mutex
-	answers map[string]unix.Statfs_t
-	errs    map[string]error
-	hang    map[string]bool
-	release chan struct{}
-}
-
-func (f *fakeStatfs) statfs(path string, st *unix.Statfs_t) error {
-	f.mu.Lock()
-	hang, err, a, ok := f.hang[path], f.errs[path], f.answers[path], false
-	_, ok = f.answers[path]
-	f.mu.Unlock()
-	if hang {
-		<-f.release
-	}
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return syscall.ENOENT
-	}
-	*st = a
-	return nil
-}
-
-func ext4Statfs(blocks, bfree, bavail, files, ffree uint64) unix.Statfs_t {
-	return unix.Statfs_t{Type: 0xef53, Bsize: 4096, Frsize: 4096, Blocks: blocks, Bfree: bfree, Bavail: bavail, Files: files, Ffree: ffree}
-}
-
 // newTestFSScraper makes a filesystem scraper reading root/proc/1/mountinfo with statfs answered by f.
-func newTestFSScraper(t *testing.T, root, mountinfo string, f *fakeStatfs, clock *time.Time) *fsScraper {
+func newTestFSScraper(t *testing.T, root, mountinfo string, f *fsusagetest.Statfs, clock *time.Time) *fsScraper {
 	t.Helper()
 	return newTestFSScraperWith(t, root, mountinfo, f, clock, func(*metadata.MetricsBuilderConfig) {})
 }
 
 // newTestFSScraperWith is newTestFSScraper with the metric configuration edited.
-func newTestFSScraperWith(t *testing.T, root, mountinfo string, f *fakeStatfs, clock *time.Time, edit func(*metadata.MetricsBuilderConfig)) *fsScraper {
+func newTestFSScraperWith(t *testing.T, root, mountinfo string, f *fsusagetest.Statfs, clock *time.Time, edit func(*metadata.MetricsBuilderConfig)) *fsScraper {
 	t.Helper()
 	return newTestFSScraperConfig(t, root, mountinfo, f, clock, func(cfg *Config) { edit(&cfg.MetricsBuilderConfig) })
 }
 
 // newTestFSScraperConfig is newTestFSScraper with the section edited.
-func newTestFSScraperConfig(t *testing.T, root, mountinfo string, f *fakeStatfs, clock *time.Time, edit func(*Config)) *fsScraper {
+func newTestFSScraperConfig(t *testing.T, root, mountinfo string, f *fsusagetest.Statfs, clock *time.Time, edit func(*Config)) *fsScraper {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", "1"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "1", "mountinfo"), []byte(mountinfo), 0o644))
@@ -74,43 +42,20 @@ func newTestFSScraperConfig(t *testing.T, root, mountinfo string, f *fakeStatfs,
 	cfg.RootPath = root
 	cfg.StatfsTimeout = 300 * time.Millisecond
 	edit(cfg)
-	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, nil, func() time.Time { return *clock })
+	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, func() time.Time { return *clock })
 	require.NoError(t, err)
-	s.cfg.Prober.Statfs = f.statfs
+	s.cfg.Prober.Statfs = f.Statfs
 	t.Cleanup(func() { require.NoError(t, s.shutdown(t.Context())) })
 	return s
 }
 
 var t0 = dhtest.T0
 
-const hostMountinfo = `25 1 253:0 / / rw,relatime shared:1 - ext4 /dev/mapper/vg0-root rw,errors=remount-ro
-26 25 0:23 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw
-27 25 0:24 / /proc rw,nosuid,nodev,noexec,relatime shared:13 - proc proc rw
-30 25 259:2 / /data rw,relatime shared:30 - xfs /dev/nvme0n1p2 rw,attr2,inode64
-31 25 259:2 /exports /srv/exports rw,relatime shared:31 - xfs /dev/nvme0n1p2 rw,attr2,inode64
-32 25 8:1 / /backup ro,relatime shared:32 - ext4 /dev/sda1 ro
-33 25 0:45 / /run/user/1000 rw,nosuid,nodev,relatime shared:33 - tmpfs tmpfs rw,size=1630000k
-34 25 7:0 / /snap/core/1 ro,nodev,relatime shared:34 - squashfs /dev/loop0 ro
-35 25 8:17 / /mnt/old ro,relatime shared:35 - ext4 /dev/sdb1 rw
-`
-
-// hostStatfs answers statfs for hostMountinfo under root: ext4 /, xfs /data, a full ext4 /backup,
-// and /mnt/old refusing with EACCES.
-func hostStatfs(root string) *fakeStatfs {
-	return &fakeStatfs{answers: map[string]unix.Statfs_t{
-		filepath.Join(root, "/"):       ext4Statfs(2_500_000, 1_000_000, 875_000, 655_360, 500_000),
-		filepath.Join(root, "/data"):   {Type: 0x58465342, Bsize: 4096, Frsize: 4096, Blocks: 100_000_000, Bfree: 40_000_000, Bavail: 40_000_000, Files: 200_000_000, Ffree: 199_000_000},
-		filepath.Join(root, "/backup"): ext4Statfs(1_000_000, 0, 0, 65_536, 60_000),
-	}, errs: map[string]error{
-		filepath.Join(root, "/mnt/old"): syscall.EACCES,
-	}}
-}
-
 func TestFSScraperGolden(t *testing.T) {
 	root := t.TempDir()
-	f := hostStatfs(root)
+	f := fsusagetest.HostStatfs(root)
 	clock := t0
-	s := newTestFSScraper(t, root, hostMountinfo, f, &clock)
+	s := newTestFSScraper(t, root, fsusagetest.HostMountinfo, f, &clock)
 	md, err := s.scrape(t.Context())
 	require.NoError(t, err)
 
@@ -153,12 +98,12 @@ func fsValues(md pmetric.Metrics) map[string]float64 {
 
 func TestFSScraperValues(t *testing.T) {
 	root := t.TempDir()
-	f := &fakeStatfs{answers: map[string]unix.Statfs_t{
-		filepath.Join(root, "/"):     ext4Statfs(2_500_000, 1_000_000, 875_000, 655_360, 500_000),
+	f := &fsusagetest.Statfs{Answers: map[string]unix.Statfs_t{
+		filepath.Join(root, "/"):     fsusagetest.Ext4(2_500_000, 1_000_000, 875_000, 655_360, 500_000),
 		filepath.Join(root, "/data"): {Bsize: 4096, Frsize: 4096, Blocks: 100, Bfree: 40, Bavail: 40},
 	}}
 	clock := t0
-	s := newTestFSScraper(t, root, hostMountinfo, f, &clock)
+	s := newTestFSScraper(t, root, fsusagetest.HostMountinfo, f, &clock)
 	md, err := s.scrape(t.Context())
 	require.NoError(t, err)
 	v := fsValues(md)
@@ -187,21 +132,21 @@ func TestFSScraperValues(t *testing.T) {
 // never the other mounts; the mount comes back only after a successful statfs.
 func TestFSScraperStuckMount(t *testing.T) {
 	root := t.TempDir()
-	f := &fakeStatfs{
-		answers: map[string]unix.Statfs_t{
-			filepath.Join(root, "/"):     ext4Statfs(100, 50, 40, 10, 5),
-			filepath.Join(root, "/data"): ext4Statfs(200, 100, 100, 10, 5),
+	f := &fsusagetest.Statfs{
+		Answers: map[string]unix.Statfs_t{
+			filepath.Join(root, "/"):     fsusagetest.Ext4(100, 50, 40, 10, 5),
+			filepath.Join(root, "/data"): fsusagetest.Ext4(200, 100, 100, 10, 5),
 		},
-		hang:    map[string]bool{filepath.Join(root, "/data"): true},
-		release: make(chan struct{}),
+		Hang:    map[string]bool{filepath.Join(root, "/data"): true},
+		Release: make(chan struct{}),
 	}
 	clock := t0
-	s := newTestFSScraper(t, root, hostMountinfo, f, &clock)
+	s := newTestFSScraper(t, root, fsusagetest.HostMountinfo, f, &clock)
 	s.cfg.Prober.ReprobeInterval = 50 * time.Millisecond
 	released := false
 	defer func() {
 		if !released {
-			close(f.release)
+			close(f.Release)
 		}
 	}()
 	for i := range 3 {
@@ -216,10 +161,10 @@ func TestFSScraperStuckMount(t *testing.T) {
 		assert.Equal(t, float64(100*4096), v["system.filesystem.limit /"], "scrape %d", i)
 	}
 	// The server answers again: the background re-probe succeeds and the mount is reported again.
-	f.mu.Lock()
-	f.hang = nil
-	f.mu.Unlock()
-	close(f.release)
+	f.Mu.Lock()
+	f.Hang = nil
+	f.Mu.Unlock()
+	close(f.Release)
 	released = true
 	require.Eventually(t, func() bool {
 		md, err := s.scrape(t.Context())
@@ -231,7 +176,7 @@ func TestFSScraperMissingMountTable(t *testing.T) {
 	root := t.TempDir()
 	cfg := createDefaultConfig()
 	cfg.RootPath = root
-	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, nil, time.Now)
+	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, time.Now)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.shutdown(t.Context())) })
 	_, err = s.scrape(t.Context())

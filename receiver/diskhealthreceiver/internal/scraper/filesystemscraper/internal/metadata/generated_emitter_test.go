@@ -24,36 +24,8 @@ func TestEmitterMatchesBuilder(t *testing.T) {
 	}
 	for _, s := range []string{AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax} {
 		mbc := loadMetricsBuilderConfig(t, "reaggregate_set")
-		mbc.Metrics.DiskHealthFilesystemCheckpointCopies.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemCheckpointDuration.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemCheckpointHeadroom.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemCheckpointInterval.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemCheckpointNextSave.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemCheckpointSize.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemCheckpointState.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemCheckpointThroughput.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemCheckpointWriter.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemDomainBindingLimit.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemDomainHeadroom.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemDomainInodesHeadroom.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemDomainLimit.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemDomainMounts.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemDomainTimeToFull.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemDomainUsage.AggregationStrategy = s
 		mbc.Metrics.DiskHealthFilesystemInodesUsage.AggregationStrategy = s
 		mbc.Metrics.DiskHealthFilesystemInodesUtilization.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemProjectCheckpointCopies.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemProjectCheckpointHeadroom.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemProjectCheckpointSize.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemProjectCheckpointState.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemProjectHeadroom.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemProjectInodesLimit.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemProjectInodesUsage.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemProjectLimit.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemProjectUsage.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemProjects.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemShmHeadroom.AggregationStrategy = s
-		mbc.Metrics.DiskHealthFilesystemShmUsage.AggregationStrategy = s
 		mbc.Metrics.DiskHealthFilesystemStatus.AggregationStrategy = s
 		mbc.Metrics.DiskHealthFilesystemTimeToFull.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemLimit.AggregationStrategy = s
@@ -118,102 +90,6 @@ type testPoint struct {
 func testPoints(k int) []testPoint {
 	return []testPoint{
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointRotation(1+k%3))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointRotation(1+k%3))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemCheckpointDurationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemCheckpointDurationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemCheckpointIntervalDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemCheckpointIntervalDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemCheckpointNextSaveDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemCheckpointNextSaveDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemCheckpointSizeDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointPercentile(1+k%2))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemCheckpointSizeDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointPercentile(1+k%2))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointState(1+k%4))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointState(1+k%4))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemCheckpointThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemCheckpointThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemCheckpointWriterDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), "cgroup.path-val-"+strconv.Itoa(k), "k8s.pod.uid-val-"+strconv.Itoa(k), "container.id-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemCheckpointWriterDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), "cgroup.path-val-"+strconv.Itoa(k), "k8s.pod.uid-val-"+strconv.Itoa(k), "container.id-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemDomainBindingLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemLimitName(1+k%5))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemDomainBindingLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemLimitName(1+k%5))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemDomainHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemLimitName(1+k%5))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemDomainHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemLimitName(1+k%5))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemDomainInodesHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemLimitName(1+k%5))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemDomainInodesHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemLimitName(1+k%5))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemDomainLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemDomainLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemDomainMountsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemDomainMountsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemDomainTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemDomainTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemDomainUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemDomainUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordDiskHealthFilesystemInodesUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
@@ -224,78 +100,6 @@ func testPoints(k int) []testPoint {
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
 				e.AppendDiskHealthFilesystemInodesUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemProjectCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointRotation(1+k%3))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemProjectCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointRotation(1+k%3))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemProjectCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemProjectCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemProjectCheckpointSizeDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointPercentile(1+k%2))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemProjectCheckpointSizeDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointPercentile(1+k%2))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemProjectCheckpointStateDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointState(1+k%4))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemProjectCheckpointStateDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemCheckpointState(1+k%4))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemProjectHeadroomDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemProjectHeadroomDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemProjectInodesLimitDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemProjectLimitType(1+k%2))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemProjectInodesLimitDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemProjectLimitType(1+k%2))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemProjectInodesUsageDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemProjectInodesUsageDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemProjectLimitDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemProjectLimitType(1+k%2))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemProjectLimitDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemProjectLimitType(1+k%2))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemProjectUsageDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemProjectUsageDataPoint(ts, 10+int64(k)*7, "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "disk_health.filesystem.project.name-val-"+strconv.Itoa(k), "disk_health.filesystem.project.directory-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemProjectsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemProjectsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemShmHeadroomDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemShmBound(1+k%2))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemShmHeadroomDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemShmBound(1+k%2))
-			}},
-		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordDiskHealthFilesystemShmUsageDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k))
-		},
-			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendDiskHealthFilesystemShmUsageDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordDiskHealthFilesystemStatusDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "disk_health.filesystem.domain-val-"+strconv.Itoa(k), "disk_health.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeDiskHealthFilesystemStatus(1+k%6))
