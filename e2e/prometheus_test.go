@@ -228,7 +228,7 @@ func TestAlertRulesUnit(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"NVMeBadBlocksGrowing", "NVMeEndToEndErrors", "NVMePCIeErrorsRising", "NVMeCapacitorHealthLow",
-		"CloudVolumeThrottled", "DiskErrorLogEntries", "NoisyNeighbor", "PodGPUIdleWaitingOnIO", "FilesystemReadOnlyAfterErrors", "FilesystemShutDown"} {
+		"CloudVolumeThrottled", "DiskErrorLogEntries", "NoisyNeighbor", "PodGPUIdleWaitingOnIO", "PodInputBound", "FilesystemReadOnlyAfterErrors", "FilesystemShutDown"} {
 		assert.True(t, tested[n], "no unit test for %s", n)
 	}
 }
