@@ -179,7 +179,7 @@ func TestSMARTScraperStandbyStale(t *testing.T) {
 		}
 	})
 	assert.Positive(t, stale)
-	assert.Equal(t, 7, fresh, "six read-status points and the last successful read's time")
+	assert.Equal(t, 3, fresh, "the read status, the one left (ok) at 0, and the last successful read's time")
 
 	md = h.scrape(t)
 	stale = 0
@@ -191,6 +191,8 @@ func TestSMARTScraperStandbyStale(t *testing.T) {
 		}
 	})
 	assert.Zero(t, stale, "stale markers go out once")
+	assert.Equal(t, map[string]int64{"standby_skipped": 1}, statusSet(md, "sda", "disk_health.physical_disk.smart.read.status", "smart.read.status"),
+		"the status left is said at 0 once")
 	assert.Contains(t, pointsByDisk(md, "disk_health.physical_disk.smart.read.time"), "sda", "the last successful read's time stays")
 	assert.NotContains(t, pointsByDisk(md, "hw.status"), "sda")
 }
