@@ -306,8 +306,10 @@ func TestElasticsearchExporter(t *testing.T) {
 	})
 
 	t.Run("smart", func(t *testing.T) {
-		// The SMART source: the disk's read status as a state set, one document per state, on the
-		// disk's SMART resource, whose hw.id is the one its I/O documents carry.
+		// The SMART source: the disk's read status, one document for its current state at 1 (and one
+		// at 0 for a state it left, which a read of this host's disk does not do here), on the disk's
+		// SMART resource, whose hw.id is the one its I/O documents carry. A disk without SMART (this
+		// machine's virtio disk) sends it at its first read only: the documents read hold that export.
 		hwID := ioHWID(docs, disk)
 		require.NotEmpty(t, hwID)
 		states := map[string]float64{}

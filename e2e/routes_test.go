@@ -333,6 +333,8 @@ func TestRoutesKeepSeriesDistinct(t *testing.T) {
 				assert.NotContains(t, col.output.String(), "collected before with the same name and label values")
 
 				// NVMe-style join shape: every I/O series of a disk finds the disk's SMART status by hw_id.
+				// These disks have no SMART: their unsupported status went out at the first read only, and
+				// the exporter serves it until its metric_expiration (5 minutes).
 				res := api.mustQuery(t, `count(system_disk_io_bytes_total{job="diskhealth"} * on (hw_id) group_left() (disk_health_physical_disk_smart_read_status{job="diskhealth", smart_read_status="unsupported"} == 1))`)
 				require.Len(t, res, 1)
 				assert.Equal(t, 4.0, res[0].float(t), "read and write series of both disks join their SMART status")

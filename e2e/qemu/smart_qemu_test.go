@@ -583,7 +583,7 @@ func checkMany(t *testing.T, b *vmproto.SMARTBundle, p1 map[string]*smartDisk) {
 	m := b.Many
 	t.Logf("phase 5: %d SMART exports in %.0f s", m.Exports, m.Seconds)
 	require.GreaterOrEqual(t, m.Exports, 1000)
-	assert.Empty(t, m.Differing, "every export of the thousand has the first one's disks and metrics")
+	assert.Empty(t, m.Differing, "every export of the thousand has the first one's disks and metrics, but the unsupported read statuses the first said")
 	var want []string
 	for name, d := range p1 {
 		for metric := range d.points {

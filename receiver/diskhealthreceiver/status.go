@@ -28,21 +28,32 @@ type sourceStatus struct {
 	status  *emit.Status
 }
 
-// statusScraper emits disk_health.source.status: one series per source of the registry, each tick of
-// the receiver's collection_interval, so the metric says which sources deliver whatever their own
-// intervals.
+// sourceCondition is one series of disk_health.source.status: a source's state and its reason.
+type sourceCondition struct {
+	state  emit.SourceState
+	reason emit.Reason
+}
+
+// statusScraper emits disk_health.source.status: one series at 1 per source of the registry, each tick
+// of the receiver's collection_interval, so the metric says which sources deliver whatever their own
+// intervals; at the tick a source's (state, reason) changes, the one it left is sent once at 0, so an
+// alert on a degraded source resolves at the change instead of when the old series goes stale.
 func statusScraper(set receiver.Settings, mbc metadata.MetricsBuilderConfig, sources []sourceStatus) scraper.Metrics {
 	mb := metadata.NewMetricsBuilder(mbc, set)
+	states := emit.NewStates[string, sourceCondition]()
 	sc, _ := scraper.NewMetrics(func(context.Context) (pmetric.Metrics, error) {
 		ts := pcommon.NewTimestampFromTime(time.Now())
 		for _, s := range sources {
-			state, reason := emit.StateOff, emit.ReasonNotConfigured
+			cur := sourceCondition{emit.StateOff, emit.ReasonNotConfigured}
 			if s.running {
-				state, reason = s.status.Get()
+				cur.state, cur.reason = s.status.Get()
 			}
-			mb.RecordDiskHealthSourceStatusDataPoint(ts, 1, s.name,
-				metadata.MapAttributeDiskHealthSourceReason[string(reason)], metadata.MapAttributeDiskHealthSourceState[state.String()])
+			states.Emit(s.name, func(c sourceCondition, v int64) {
+				mb.RecordDiskHealthSourceStatusDataPoint(ts, v, s.name,
+					metadata.MapAttributeDiskHealthSourceReason[string(c.reason)], metadata.MapAttributeDiskHealthSourceState[c.state.String()])
+			}, cur)
 		}
+		states.EndScrape()
 		return mb.Emit(), nil
 	})
 	return sc

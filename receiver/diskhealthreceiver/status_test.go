@@ -1,6 +1,7 @@
 package diskhealthreceiver
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,12 +17,29 @@ import (
 
 	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 )
 
-// sourceStatuses reads disk_health.source.status out of md: source → "state/reason".
+// sourceStatuses reads disk_health.source.status out of md: source → "state/reason" of its point at
+// 1 (a (state, reason) just left is sent at 0: sourceStatusPoints).
 func sourceStatuses(t *testing.T, md pmetric.Metrics) map[string]string {
 	t.Helper()
 	out := map[string]string{}
+	for name, points := range sourceStatusPoints(md) {
+		for cond, v := range points {
+			if v == 1 {
+				require.NotContains(t, out, name, "one series at 1 per source")
+				out[name] = cond
+			}
+		}
+	}
+	return out
+}
+
+// sourceStatusPoints reads every point of disk_health.source.status out of md: source → "state/reason"
+// → value.
+func sourceStatusPoints(md pmetric.Metrics) map[string]map[string]int64 {
+	out := map[string]map[string]int64{}
 	for _, rm := range md.ResourceMetrics().All() {
 		for _, sm := range rm.ScopeMetrics().All() {
 			for _, m := range sm.Metrics().All() {
@@ -32,9 +50,10 @@ func sourceStatuses(t *testing.T, md pmetric.Metrics) map[string]string {
 					name, _ := dp.Attributes().Get("disk_health.source.name")
 					state, _ := dp.Attributes().Get("disk_health.source.state")
 					reason, _ := dp.Attributes().Get("disk_health.source.reason")
-					require.Equal(t, int64(1), dp.IntValue())
-					require.NotContains(t, out, name.Str(), "one series per source")
-					out[name.Str()] = state.Str() + "/" + reason.Str()
+					if out[name.Str()] == nil {
+						out[name.Str()] = map[string]int64{}
+					}
+					out[name.Str()][state.Str()+"/"+reason.Str()] = dp.IntValue()
 				}
 			}
 		}
@@ -117,4 +136,30 @@ func TestSourceStatusSwitchedByMetricsKey(t *testing.T) {
 	out := confmap.New()
 	require.NoError(t, cfg.Marshal(out))
 	assert.Equal(t, false, out.Get("metrics::disk_health.source.status::enabled"))
+}
+
+// TestSourceStatusSendsTheConditionLeftOnce: a source's current (state, reason) is sent at 1 every
+// tick; at the tick it changes, the one it left is sent at 0, once, so the backend's last value of the
+// old series is 0 and an alert on it resolves at the change; a source that stays costs one point.
+func TestSourceStatusSendsTheConditionLeftOnce(t *testing.T) {
+	st := emit.NewStatus()
+	sc := statusScraper(receivertest.NewNopSettings(metadata.Type), metadata.NewDefaultMetricsBuilderConfig(),
+		[]sourceStatus{{name: "iostat", running: true, status: st}, {name: "smart"}})
+	scrape := func() map[string]map[string]int64 {
+		md, err := sc.ScrapeMetrics(t.Context())
+		require.NoError(t, err)
+		return sourceStatusPoints(md)
+	}
+	off := map[string]int64{"off/not_configured": 1}
+
+	assert.Equal(t, map[string]map[string]int64{"iostat": {"ok/none": 1}, "smart": off}, scrape())
+	recordScrape(st, errors.New("read /proc/diskstats: short read"))
+	assert.Equal(t, map[string]map[string]int64{"iostat": {"degraded/error": 1, "ok/none": 0}, "smart": off}, scrape())
+	assert.Equal(t, map[string]map[string]int64{"iostat": {"degraded/error": 1}, "smart": off}, scrape(), "the state left is sent once")
+	st.Set("probe", emit.StateOff, emit.ReasonSeccomp)
+	assert.Equal(t, map[string]map[string]int64{"iostat": {"off/seccomp": 1, "degraded/error": 0}, "smart": off}, scrape(),
+		"a new worst part: the (state, reason) left at 0")
+	st.Clear("probe")
+	recordScrape(st, nil)
+	assert.Equal(t, map[string]map[string]int64{"iostat": {"ok/none": 1, "off/seccomp": 0}, "smart": off}, scrape())
 }

@@ -293,6 +293,7 @@ func many() (vmproto.SMARTMany, error) {
 	}
 	smart := hasMetric("disk_health.physical_disk.smart.read.status")
 	var sets [][]string
+	var once []string
 	seen := 0
 	for deadline := time.Now().Add(20 * time.Minute); len(sets) < manyReads; time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -302,6 +303,9 @@ func many() (vmproto.SMARTMany, error) {
 		all := ms.AllMetrics()
 		for _, md := range all[seen:] {
 			if smart(md) {
+				if sets == nil {
+					once = saidOnce(md)
+				}
 				sets = append(sets, diskMetrics(md))
 			}
 		}
@@ -313,8 +317,9 @@ func many() (vmproto.SMARTMany, error) {
 	time.Sleep(windowMargin)
 	m.Exports = len(sets)
 	m.First = sets[0]
+	repeated := slices.DeleteFunc(slices.Clone(m.First), func(k string) bool { return slices.Contains(once, k) })
 	for i, set := range sets[1:] {
-		if d := diff(m.First, set); d != "" && len(m.Differing) < 10 {
+		if d := diff(repeated, set); d != "" && len(m.Differing) < 10 {
 			m.Differing = append(m.Differing, fmt.Sprintf("export %d: %s", i+2, d))
 		}
 	}
@@ -337,6 +342,32 @@ func diskMetrics(md pmetric.Metrics) []string {
 		out = append(out, k)
 	}
 	slices.Sort(out)
+	return out
+}
+
+// saidOnce is the "disk metric" entries of an export whose every point is an unsupported read status
+// (a disk without SMART, an NVMe log the drive lacks): the source sends them at the first read and on a
+// change only, so a later export of unchanged drives does not repeat them.
+func saidOnce(md pmetric.Metrics) []string {
+	unsupported, other := map[string]bool{}, map[string]bool{}
+	pdatawalk.ForEachNumberPoint(md, func(r pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		n, ok := r.Attributes().Get("hw.name")
+		if !ok {
+			return
+		}
+		k := n.Str() + " " + m.Name()
+		if st, _ := dp.Attributes().Get("smart.read.status"); st.Str() == "unsupported" {
+			unsupported[k] = true
+		} else {
+			other[k] = true
+		}
+	})
+	var out []string
+	for k := range unsupported {
+		if !other[k] {
+			out = append(out, k)
+		}
+	}
 	return out
 }
 

@@ -188,12 +188,12 @@ func (e *env) compareMD(step string, md pmetric.Metrics, id, a, b, faulty string
 			} else {
 				e.check(step+": /proc/mdstat marks "+mem+" (F)", want, "0")
 			}
-			e.check(step+": "+mem+" faulty series", want, num(md, "disk_health.logical_disk.md.member.state", id, map[string]string{"md.member": mem, "disk_health.md.member_state": "faulty"}))
+			e.check(step+": "+mem+" faulty series", want, memberWord(md, id, mem, "faulty"))
 			inSync := "1"
 			if mem == faulty {
 				inSync = "0"
 			}
-			e.check(step+": "+mem+" in_sync series", inSync, num(md, "disk_health.logical_disk.md.member.state", id, map[string]string{"md.member": mem, "disk_health.md.member_state": "in_sync"}))
+			e.check(step+": "+mem+" in_sync series", inSync, memberWord(md, id, mem, "in_sync"))
 		}
 	}
 	return nil
@@ -207,4 +207,13 @@ func detailFields(s string) map[string]string {
 		}
 	}
 	return f
+}
+
+// memberWord is "1" when the member's state word is set, "0" when not: the receiver sends the words
+// set, and a word just cleared once at 0, so an absent word is one not set.
+func memberWord(md pmetric.Metrics, id, member, word string) string {
+	if num(md, "disk_health.logical_disk.md.member.state", id, map[string]string{"md.member": member, "disk_health.md.member_state": word}) == "1" {
+		return "1"
+	}
+	return "0"
 }

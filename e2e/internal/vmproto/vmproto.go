@@ -93,7 +93,7 @@ type SMARTMany struct {
 	Exports   int             `json:"exports"`   // exports with SMART data
 	Seconds   float64         `json:"seconds"`   // from the receiver's start to the last of them
 	First     []string        `json:"first"`     // the first export's set
-	Differing []string        `json:"differing"` // "export N: +added -missing" against First (at most 10)
+	Differing []string        `json:"differing"` // "export N: +added -missing" against First but what it says once (at most 10)
 	Before    json.RawMessage `json:"before"`    // `nvme smart-log /dev/nvme0 -o json` before the run
 	After     json.RawMessage `json:"after"`     // and after it
 }

@@ -119,7 +119,7 @@ type metricDiskHealthSourceStatus struct {
 // init fills disk_health.source.status metric with initial data.
 func (m *metricDiskHealthSourceStatus) init() {
 	m.data.SetName("disk_health.source.status")
-	m.data.SetDescription("1 for each source of the receiver, with its current state and the reason (one series per source; the attributes change when the state does). The same condition is logged once when it appears. An UpDownCounter, as hw.status is, so that the Prometheus name carries no unit suffix (disk_health_source_status). Not in semantic conventions.")
+	m.data.SetDescription("1 for each source of the receiver, with its current state and the reason (one series at 1 per source); when they change, the state and reason left are sent once at 0, so the backend's last value of the old series is 0 and an alert on a degraded source resolves at the change. The same condition is logged once when it appears. An UpDownCounter, as hw.status is, so that the Prometheus name carries no unit suffix (disk_health_source_status). Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)

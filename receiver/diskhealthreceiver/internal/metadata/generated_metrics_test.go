@@ -94,7 +94,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["disk_health.source.status"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "1 for each source of the receiver, with its current state and the reason (one series per source; the attributes change when the state does). The same condition is logged once when it appears. An UpDownCounter, as hw.status is, so that the Prometheus name carries no unit suffix (disk_health_source_status). Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "1 for each source of the receiver, with its current state and the reason (one series at 1 per source); when they change, the state and reason left are sent once at 0, so the backend's last value of the old series is 0 and an alert on a degraded source resolves at the change. The same condition is logged once when it appears. An UpDownCounter, as hw.status is, so that the Prometheus name carries no unit suffix (disk_health_source_status). Not in semantic conventions.", mi.Description())
 					assert.Equal(t, "1", mi.Unit())
 					assert.False(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())

@@ -31,12 +31,8 @@ var stateAttrs = map[clientstate.State]metadata.AttributeClientState{
 	clientstate.Stale:        metadata.AttributeClientStateStale,
 }
 
-// state records one member of the state set: 1 for the current state.
-func (r *recorder) state(v, current clientstate.State) {
-	n := int64(0)
-	if v == current {
-		n = 1
-	}
+// state records the mount's client state v at n: 1 for the current one, 0 for the one just left.
+func (r *recorder) state(v clientstate.State, n int64) {
 	r.s.mb.RecordDiskHealthFilesystemClientStateDataPoint(r.ts, n, r.dev, r.mp, r.typ, stateAttrs[v])
 }
 

@@ -45,6 +45,8 @@ type netfsScraper struct {
 	// mounts is each mount instance's state between scrapes; an instance not listed in a scrape is
 	// forgotten, so one listed again is a new series.
 	mounts map[instance]*mountState
+	// states emits disk_health.filesystem.client.state by mount instance.
+	states *emit.States[instance, clientstate.State]
 	buf    []byte // the mountstats read, reused
 	attr   []byte // a waiting file's read, reused
 	// klog is the kernel log, for its NFS server lines; nil when it cannot be read (said once).
@@ -102,6 +104,7 @@ func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func(
 		judge:  clientstate.Config{SlowRTT: cfg.SlowRoundTrip, StallAfter: cfg.StallAfter},
 		events: emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version), sink: sink,
 		mounts: map[instance]*mountState{},
+		states: emit.NewStates[instance, clientstate.State](),
 		now:    now,
 	}
 	return scraper.NewMetrics(s.scrape, scraper.WithShutdown(s.shutdown))
@@ -246,9 +249,7 @@ func (s *netfsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 			}
 		}
 		state, change := st.tracker.Observe(obs)
-		for _, v := range clientstate.States {
-			rec.state(v, state)
-		}
+		s.states.Emit(in, rec.state, state)
 		if change != nil {
 			s.event(now, m, rec.mp, change)
 		}
@@ -259,6 +260,7 @@ func (s *netfsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 			delete(s.mounts, in)
 		}
 	}
+	s.states.EndScrape()
 	md := s.mb.Emit()
 	if err := s.events.Send(ctx, s.logger, s.sink); err != nil {
 		errs.AddPartial(1, err)

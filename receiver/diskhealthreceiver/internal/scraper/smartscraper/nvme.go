@@ -73,7 +73,7 @@ type nvmeTrack struct {
 // the drive's optional logs: one per new error entry, one per newly saved telemetry.
 func (s *smartScraper) nvmeExtras(ctx context.Context, r *recorder, tr *diskTrack, res *device.Result, resource pcommon.Resource) {
 	n := res.Snapshot.NVMe
-	recordLogStatus(r, n)
+	recordLogStatus(r, n, s.logStates, res.Disk.Key())
 	if tr.nvme == nil {
 		tr.nvme = &nvmeTrack{telemetryGen: -1}
 	}

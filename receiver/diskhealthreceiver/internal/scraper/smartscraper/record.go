@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
@@ -360,17 +361,28 @@ var nvmeLogAttr = map[string]metadata.AttributeNvmeLog{
 	device.LogAmazon:           metadata.AttributeNvmeLogAmazon,
 }
 
-// recordLogStatus records the outcome of each optional log read this time.
-func recordLogStatus(r *recorder, n *device.NVMeData) {
+// recordLogStatus records the outcome of each optional log read this time, by disk (Disk.Key) and log.
+func recordLogStatus(r *recorder, n *device.NVMeData, states *emit.States[[2]string, device.Status], disk string) {
 	for _, o := range n.Optional {
 		log, ok := nvmeLogAttr[o.Log]
 		if !ok {
 			continue
 		}
-		for _, st := range device.Statuses {
-			r.mb.RecordDiskHealthPhysicalDiskSmartLogReadStatusDataPoint(r.ts, boolInt(st == o.Status), r.id, r.name, physicalDisk, log, readStatusAttr(st))
-		}
+		emitStatus(states, [2]string{disk, o.Log}, o.Status, func(st device.Status, v int64) {
+			r.mb.RecordDiskHealthPhysicalDiskSmartLogReadStatusDataPoint(r.ts, v, r.id, r.name, physicalDisk, log, readStatusAttr(st))
+		})
 	}
+}
+
+// emitStatus emits a read status as its current value (and the one left, at 0, once); a disk without
+// SMART, or a log the drive does not have (unsupported), is said at its first read and when that
+// changes, not every scrape.
+func emitStatus[K comparable](states *emit.States[K, device.Status], key K, st device.Status, record func(device.Status, int64)) {
+	if st == device.StatusUnsupported {
+		states.EmitOnChange(key, record, st)
+		return
+	}
+	states.Emit(key, record, st)
 }
 
 // remaining is the endurance left for a percentage-used value, 0-1.

@@ -59,6 +59,10 @@ type smartScraper struct {
 
 	// status is where the disks this source cannot read are said (disk_health.source.status).
 	status *emit.Status
+	// readStates emits disk_health.physical_disk.smart.read.status by disk (Disk.Key), logStates
+	// disk_health.physical_disk.smart.log.read.status by disk and log.
+	readStates *emit.States[string, device.Status]
+	logStates  *emit.States[[2]string, device.Status]
 }
 
 // newScraper takes the reader configuration apart from cfg, so tests can plug in device doubles.
@@ -74,7 +78,10 @@ func newScraper(set scraper.Settings, cfg *Config, dc device.Config, sink consum
 		signs:  cfg.Signs,
 		status: cfg.Status,
 		disks:  map[string]*diskTrack{},
-		now:    now,
+
+		readStates: emit.NewStates[string, device.Status](),
+		logStates:  emit.NewStates[[2]string, device.Status](),
+		now:        now,
 
 		started: now(),
 		version: set.BuildInfo.Version,
@@ -150,9 +157,9 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 			s.stale.EmitForResource(metadata.WithResource(res1))
 			tr.staleSent = true
 		}
-		for _, st := range device.Statuses {
-			s.mb.RecordDiskHealthPhysicalDiskSmartReadStatusDataPoint(ts, boolInt(st == res.Status), res.Disk.ID, res.Disk.Name, physicalDisk, readStatusAttr(st))
-		}
+		emitStatus(s.readStates, key, res.Status, func(st device.Status, v int64) {
+			s.mb.RecordDiskHealthPhysicalDiskSmartReadStatusDataPoint(ts, v, res.Disk.ID, res.Disk.Name, physicalDisk, readStatusAttr(st))
+		})
 		if !tr.lastOK.IsZero() {
 			s.mb.RecordDiskHealthPhysicalDiskSmartReadTimeDataPoint(ts, tr.lastOK.Unix(), res.Disk.ID, res.Disk.Name, physicalDisk)
 		}
@@ -163,6 +170,8 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 			delete(s.disks, k)
 		}
 	}
+	s.readStates.EndScrape()
+	s.logStates.EndScrape()
 	s.recordStatus(results)
 
 	// The receiver's own point, on a resource of its own: Emit's, after every disk's.

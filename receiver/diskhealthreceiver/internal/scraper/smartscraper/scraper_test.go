@@ -22,6 +22,7 @@ import (
 
 	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
@@ -179,7 +180,7 @@ func TestSMARTScraperStandbyStale(t *testing.T) {
 		}
 	})
 	assert.Positive(t, stale)
-	assert.Equal(t, 7, fresh, "six read-status points and the last successful read's time")
+	assert.Equal(t, 3, fresh, "the read status, the one left (ok) at 0, and the last successful read's time")
 
 	md = h.scrape(t)
 	stale = 0
@@ -191,8 +192,45 @@ func TestSMARTScraperStandbyStale(t *testing.T) {
 		}
 	})
 	assert.Zero(t, stale, "stale markers go out once")
+	assert.Equal(t, map[string]int64{"standby_skipped": 1}, statusSet(md, "sda", "disk_health.physical_disk.smart.read.status", "smart.read.status"),
+		"the status left is said at 0 once")
 	assert.Contains(t, pointsByDisk(md, "disk_health.physical_disk.smart.read.time"), "sda", "the last successful read's time stays")
 	assert.NotContains(t, pointsByDisk(md, "hw.status"), "sda")
+}
+
+// A disk without SMART (a virtio disk) says so at its first read, not every scrape: the same answer
+// every scrape says nothing new. A change is said, the state left at 0 once; a disk that goes and comes
+// back is new and says it again. The disks that read ok say so every scrape.
+func TestSMARTScraperUnsupportedSaidOnce(t *testing.T) {
+	h := newSMARTHarness(t, "k6.12", nil)
+	ident := blockdev.Identity{Name: "vda", Class: blockdev.ClassDisk, Serial: "virtio-1"}
+	vda := h.m.Add(&devicetest.Disk{Info: device.Disk{Name: "vda", Protocol: device.ProtocolNone, Node: "/dev/vda", Identity: ident, ID: blockdev.DiskID(&ident)}})
+	readStatus := func(md pmetric.Metrics, disk string) map[string]int64 {
+		return statusSet(md, disk, "disk_health.physical_disk.smart.read.status", "smart.read.status")
+	}
+
+	md := h.scrape(t)
+	assert.Equal(t, map[string]int64{"unsupported": 1}, readStatus(md, "vda"), "said at the first read")
+	md = h.scrape(t)
+	assert.Empty(t, readStatus(md, "vda"), "not repeated while it stays")
+	assert.Equal(t, map[string]int64{"ok": 1}, readStatus(md, "sda"), "a disk read ok says so every scrape")
+
+	// The node now answers as an ATA disk it may not open: the change is said, the state left at 0.
+	vda.Info.Protocol, vda.DenyOpen = device.ProtocolATA, true
+	md = h.scrape(t)
+	assert.Equal(t, map[string]int64{"permission_denied": 1, "unsupported": 0}, readStatus(md, "vda"))
+	md = h.scrape(t)
+	assert.Equal(t, map[string]int64{"permission_denied": 1}, readStatus(md, "vda"), "a refused read is said every scrape")
+
+	// Back to no SMART: said once more, then quiet; unplugged and plugged again, it is new.
+	vda.Info.Protocol = device.ProtocolNone
+	md = h.scrape(t)
+	assert.Equal(t, map[string]int64{"unsupported": 1, "permission_denied": 0}, readStatus(md, "vda"))
+	assert.Empty(t, readStatus(h.scrape(t), "vda"))
+	h.m.Remove("vda")
+	h.scrape(t)
+	h.m.Add(vda)
+	assert.Equal(t, map[string]int64{"unsupported": 1}, readStatus(h.scrape(t), "vda"), "a disk seen again is said again")
 }
 
 // Without privileges each disk says so once in the log, and the metrics say it every time.

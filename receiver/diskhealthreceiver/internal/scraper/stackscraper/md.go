@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/mdraid"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper/internal/metadata"
@@ -35,11 +36,11 @@ var memberStates = []struct {
 // array that timed out makes the part's read status timeout, not ok); the other arrays are still recorded.
 func (s *stackScraper) scrapeMD(ctx context.Context, sc *scrape) error {
 	results, err := s.r.md.Read(ctx)
-	if err != nil {
-		if isNotExist(err) {
-			return nil // no block devices in this sysfs view: nothing to report
-		}
+	if err != nil && !isNotExist(err) {
 		return err
+	}
+	if len(results) == 0 && !s.mdDriver() {
+		return fmt.Errorf("md: no arrays and no md driver in sysfs (module/md_mod): %w", errAbsent)
 	}
 	var errs []error
 	for i := range results {
@@ -53,6 +54,13 @@ func (s *stackScraper) scrapeMD(ctx context.Context, sc *scrape) error {
 		s.recordArray(sc, &r.Array)
 	}
 	return errors.Join(errs...)
+}
+
+// mdDriver says whether the kernel has md: sysfs shows module/md_mod whether md is a module or built in
+// (it has parameters). Without it, a host without arrays does not have the part at all.
+func (s *stackScraper) mdDriver() bool {
+	fi, err := fs.Stat(s.r.sys, "module/md_mod")
+	return err == nil && fi.IsDir()
 }
 
 // memberID is the hw.id and hw.type of an md member as a component. A member on a physical disk (the
@@ -104,9 +112,15 @@ func (s *stackScraper) recordArray(sc *scrape, a *mdraid.Array) {
 		if parent != "" {
 			opts = append(opts, metadata.WithHwParentMetricAttribute(parent))
 		}
+		var set []metadata.AttributeDiskHealthMdMemberState
 		for _, ms := range memberStates {
-			s.mb.RecordDiskHealthLogicalDiskMdMemberStateDataPoint(ts, boolInt(m.Flags&ms.flag != 0), id, name, lt, m.Name, ms.attr, opts...)
+			if m.Flags&ms.flag != 0 {
+				set = append(set, ms.attr)
+			}
 		}
+		s.memberStates.Emit([2]string{id, m.Name}, func(v metadata.AttributeDiskHealthMdMemberState, n int64) {
+			s.mb.RecordDiskHealthLogicalDiskMdMemberStateDataPoint(ts, n, id, name, lt, m.Name, v, opts...)
+		}, set...)
 		// A member's errors are the member's, as the semantic conventions' hardware model has it: the member
 		// is the component (its physical disk's hw.id, its block device's name), the array its parent.
 		mid, mtype := memberID(id, m.Name, parent, parent == "" && s.ids.virtual(m.Name))

@@ -48,6 +48,10 @@ type stackScraper struct {
 	fsStates map[string]fsErrorState
 	// status is each part's last read status, so a lasting one (permission_denied) is logged once.
 	status map[metadata.AttributeStackPart]metadata.AttributeStackReadStatus
+	// readStates emits disk_health.stack.read.status; memberStates disk_health.logical_disk.md.member.state
+	// (by array hw.id and member).
+	readStates   *emit.States[metadata.AttributeStackPart, metadata.AttributeStackReadStatus]
+	memberStates *emit.States[[2]string, metadata.AttributeDiskHealthMdMemberState]
 	// source is where the parts this source cannot read are said (disk_health.source.status).
 	source *emit.Status
 
@@ -63,7 +67,9 @@ func newScraper(set scraper.Settings, cfg *Config, r readers, sink consumer.Logs
 		events: emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version), sink: sink, board: cfg.Signs,
 		nvme:    nvmesubsys.NewTracker(),
 		history: map[string]health.History{}, status: map[metadata.AttributeStackPart]metadata.AttributeStackReadStatus{},
-		source: cfg.Status, now: now,
+		readStates:   emit.NewStates[metadata.AttributeStackPart, metadata.AttributeStackReadStatus](),
+		memberStates: emit.NewStates[[2]string, metadata.AttributeDiskHealthMdMemberState](),
+		source:       cfg.Status, now: now,
 	}
 }
 
@@ -98,6 +104,8 @@ func (s *stackScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	}
 	s.ids.prune()
 	s.series.endScrape(now)
+	s.readStates.EndScrape()
+	s.memberStates.EndScrape()
 	s.board.Publish(boardSource, sc.board)
 
 	md := s.mb.Emit()
@@ -129,11 +137,6 @@ func (sc *scrape) partial(err error) {
 	}
 }
 
-var readStatuses = []metadata.AttributeStackReadStatus{
-	metadata.AttributeStackReadStatusOk, metadata.AttributeStackReadStatusPermissionDenied, metadata.AttributeStackReadStatusUnsupported,
-	metadata.AttributeStackReadStatusTimeout, metadata.AttributeStackReadStatusError,
-}
-
 // readStatus classifies a part's read error.
 func readStatus(err error) metadata.AttributeStackReadStatus {
 	switch {
@@ -141,7 +144,7 @@ func readStatus(err error) metadata.AttributeStackReadStatus {
 		return metadata.AttributeStackReadStatusOk
 	case errors.Is(err, dm.ErrPermission), errors.Is(err, fs.ErrPermission):
 		return metadata.AttributeStackReadStatusPermissionDenied
-	case errors.Is(err, dm.ErrUnsupported):
+	case errors.Is(err, dm.ErrUnsupported), errors.Is(err, errAbsent):
 		return metadata.AttributeStackReadStatusUnsupported
 	case errors.Is(err, bounded.ErrTimeout), errors.Is(err, bounded.ErrInFlight), errors.Is(err, context.DeadlineExceeded):
 		return metadata.AttributeStackReadStatusTimeout
@@ -150,12 +153,21 @@ func readStatus(err error) metadata.AttributeStackReadStatus {
 	}
 }
 
+// errAbsent is a part the host does not have (no md driver in the kernel), read as unsupported.
+var errAbsent = errors.New("not on this host")
+
 // readPart records a part's read status and logs it when it changes. A refused or unsupported part is
-// a status, not a scrape error: the same answer every tick says nothing new.
+// a status, not a scrape error: the same answer every tick says nothing new. A part the host does not
+// have (unsupported) says so at the first scrape and at a change only, not every tick.
 func (s *stackScraper) readPart(sc *scrape, part metadata.AttributeStackPart, err error) {
 	st := readStatus(err)
-	for _, v := range readStatuses {
-		s.mb.RecordDiskHealthStackReadStatusDataPoint(sc.ts, boolInt(v == st), part, v)
+	record := func(v metadata.AttributeStackReadStatus, n int64) {
+		s.mb.RecordDiskHealthStackReadStatusDataPoint(sc.ts, n, part, v)
+	}
+	if st == metadata.AttributeStackReadStatusUnsupported {
+		s.readStates.EmitOnChange(part, record, st)
+	} else {
+		s.readStates.Emit(part, record, st)
 	}
 	prev, seen := s.status[part]
 	s.status[part] = st

@@ -30,6 +30,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/errcount"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/mdraid"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
 )
@@ -335,7 +336,7 @@ func TestTimedOutArrayReadStatus(t *testing.T) {
 	reader := mdraid.NewReader(sys, 50*time.Millisecond)
 	rig := newRig(t, readers{sys: sys, md: reader}, nil)
 	mdStatus := func(md pmetric.Metrics) string {
-		for _, st := range readStatuses {
+		for _, st := range metadata.MapAttributeStackReadStatus {
 			if v, _ := point(t, md, "disk_health.stack.read.status", map[string]string{"stack.part": "md", "stack.read.status": st.String()}); v == 1 {
 				return st.String()
 			}
@@ -355,7 +356,11 @@ func TestTimedOutArrayReadStatus(t *testing.T) {
 	reader.Wait()
 	md := rig.scrape(t)
 	assert.Equal(t, "ok", mdStatus(md))
+	left, ok := point(t, md, "disk_health.stack.read.status", map[string]string{"stack.part": "md", "stack.read.status": "timeout"})
+	assert.True(t, ok && left == 0, "the status left is said 0, once")
 	assert.Equal(t, 1, rig.obs.FilterMessageSnippet("works again").Len())
+	_, ok = point(t, rig.scrape(t), "disk_health.stack.read.status", map[string]string{"stack.part": "md", "stack.read.status": "timeout"})
+	assert.False(t, ok, "then never again")
 }
 
 // ---- device-mapper: the dm library's recorded status and table lines ----

@@ -225,7 +225,7 @@ type metricDiskHealthFilesystemClientState struct {
 // init fills disk_health.filesystem.client.state metric with initial data.
 func (m *metricDiskHealthFilesystemClientState) init() {
 	m.data.SetName("disk_health.filesystem.client.state")
-	m.data.SetDescription("The mount's client state as a state set: 1 for the current state, 0 for the others. Not in semantic conventions.")
+	m.data.SetDescription("The mount's client state: 1 for the current state; the state just left is sent once at 0, so the backend's last value of it is 0 and an alert on a state other than ok at 1 resolves at the change, and a mount costs one point at steady state. Not in semantic conventions, so not a full state set.")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)

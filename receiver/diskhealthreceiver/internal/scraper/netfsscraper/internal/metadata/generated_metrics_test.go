@@ -223,7 +223,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.filesystem.client.state"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "The mount's client state as a state set: 1 for the current state, 0 for the others. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "The mount's client state: 1 for the current state; the state just left is sent once at 0, so the backend's last value of it is 0 and an alert on a state other than ok at 1 resolves at the change, and a mount costs one point at steady state. Not in semantic conventions, so not a full state set.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -249,7 +249,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.filesystem.client.state"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "The mount's client state as a state set: 1 for the current state, 0 for the others. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "The mount's client state: 1 for the current state; the state just left is sent once at 0, so the backend's last value of it is 0 and an alert on a state other than ok at 1 resolves at the change, and a mount costs one point at steady state. Not in semantic conventions, so not a full state set.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())

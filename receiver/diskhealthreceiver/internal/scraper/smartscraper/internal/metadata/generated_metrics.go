@@ -2584,7 +2584,7 @@ type metricDiskHealthPhysicalDiskSmartLogReadStatus struct {
 // init fills disk_health.physical_disk.smart.log.read.status metric with initial data.
 func (m *metricDiskHealthPhysicalDiskSmartLogReadStatus) init() {
 	m.data.SetName("disk_health.physical_disk.smart.log.read.status")
-	m.data.SetDescription("Outcome of the last read of each optional NVMe log the drive advertises, 1 for the current one (a state set over smart.read.status per nvme.log). A failed optional log costs only its own values: the disk's disk_health.physical_disk.smart.read.status stays ok. SMART. Not in semantic conventions.")
+	m.data.SetDescription("Outcome of the last read of each optional NVMe log the drive advertises: 1 for the current one; the outcome just left is sent once at 0, so the backend's last value of it is 0 and an alert on it resolves at the change. A log the drive does not have (unsupported) is sent at the first read and when that changes, not every scrape. A failed optional log costs only its own values: the disk's disk_health.physical_disk.smart.read.status stays ok. SMART. Not in semantic conventions, so not a full state set.")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -2788,7 +2788,7 @@ type metricDiskHealthPhysicalDiskSmartReadStatus struct {
 // init fills disk_health.physical_disk.smart.read.status metric with initial data.
 func (m *metricDiskHealthPhysicalDiskSmartReadStatus) init() {
 	m.data.SetName("disk_health.physical_disk.smart.read.status")
-	m.data.SetDescription("Outcome of the disk's last SMART read, 1 for the current one (a state set over smart.read.status). SMART. Not in semantic conventions.")
+	m.data.SetDescription("Outcome of the disk's last SMART read: 1 for the current one; the outcome just left is sent once at 0, so the backend's last value of it is 0 and an alert on it resolves at the change. A disk without SMART (unsupported: a virtual disk) is sent at its first read and when that changes, not every scrape. SMART. Not in semantic conventions, so not a full state set (hw.status is one).")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)

@@ -1506,7 +1506,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.physical_disk.smart.log.read.status"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Outcome of the last read of each optional NVMe log the drive advertises, 1 for the current one (a state set over smart.read.status per nvme.log). A failed optional log costs only its own values: the disk's disk_health.physical_disk.smart.read.status stays ok. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Outcome of the last read of each optional NVMe log the drive advertises: 1 for the current one; the outcome just left is sent once at 0, so the backend's last value of it is 0 and an alert on it resolves at the change. A log the drive does not have (unsupported) is sent at the first read and when that changes, not every scrape. A failed optional log costs only its own values: the disk's disk_health.physical_disk.smart.read.status stays ok. SMART. Not in semantic conventions, so not a full state set.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1535,7 +1535,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.physical_disk.smart.log.read.status"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Outcome of the last read of each optional NVMe log the drive advertises, 1 for the current one (a state set over smart.read.status per nvme.log). A failed optional log costs only its own values: the disk's disk_health.physical_disk.smart.read.status stays ok. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Outcome of the last read of each optional NVMe log the drive advertises: 1 for the current one; the outcome just left is sent once at 0, so the backend's last value of it is 0 and an alert on it resolves at the change. A log the drive does not have (unsupported) is sent at the first read and when that changes, not every scrape. A failed optional log costs only its own values: the disk's disk_health.physical_disk.smart.read.status stays ok. SMART. Not in semantic conventions, so not a full state set.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1630,7 +1630,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.physical_disk.smart.read.status"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Outcome of the disk's last SMART read, 1 for the current one (a state set over smart.read.status). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Outcome of the disk's last SMART read: 1 for the current one; the outcome just left is sent once at 0, so the backend's last value of it is 0 and an alert on it resolves at the change. A disk without SMART (unsupported: a virtual disk) is sent at its first read and when that changes, not every scrape. SMART. Not in semantic conventions, so not a full state set (hw.status is one).", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1656,7 +1656,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.physical_disk.smart.read.status"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Outcome of the disk's last SMART read, 1 for the current one (a state set over smart.read.status). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Outcome of the disk's last SMART read: 1 for the current one; the outcome just left is sent once at 0, so the backend's last value of it is 0 and an alert on it resolves at the change. A disk without SMART (unsupported: a virtual disk) is sent at its first read and when that changes, not every scrape. SMART. Not in semantic conventions, so not a full state set (hw.status is one).", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())

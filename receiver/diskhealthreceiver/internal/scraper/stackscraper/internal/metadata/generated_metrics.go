@@ -1208,7 +1208,7 @@ type metricDiskHealthLogicalDiskMdMemberState struct {
 // init fills disk_health.logical_disk.md.member.state metric with initial data.
 func (m *metricDiskHealthLogicalDiskMdMemberState) init() {
 	m.data.SetName("disk_health.logical_disk.md.member.state")
-	m.data.SetDescription("One series per state word of each md member, 1 when set (dev-*/state); hw.parent is the member's physical disk. Stack. Not in semantic conventions.")
+	m.data.SetDescription("The state words of each md member that are set (dev-*/state), 1 each; a word that was set and is no longer is sent once at 0, so the backend's last value of it is 0 and an alert on it resolves at the change; words never set cost no point. hw.parent is the member's physical disk. Stack. Not in semantic conventions, so not a full state set.")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -2284,7 +2284,7 @@ type metricDiskHealthStackReadStatus struct {
 // init fills disk_health.stack.read.status metric with initial data.
 func (m *metricDiskHealthStackReadStatus) init() {
 	m.data.SetName("disk_health.stack.read.status")
-	m.data.SetDescription("Outcome of the last read of each part of the stack source, 1 for the current one (a state set over stack.read.status). Stack. Not in semantic conventions.")
+	m.data.SetDescription("Outcome of the last read of each part of the stack source: 1 for the current one; the outcome just left is sent once at 0, so the backend's last value of it is 0 and an alert on it resolves at the change. A part the host does not have (unsupported: no md driver in sysfs and no array, no device-mapper control node) is sent at the first scrape and when it changes, then nothing while it stays absent. Stack. Not in semantic conventions, so not a full state set.")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)

@@ -353,7 +353,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["disk_health.logical_disk.md.member.state"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "One series per state word of each md member, 1 when set (dev-*/state); hw.parent is the member's physical disk. Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "The state words of each md member that are set (dev-*/state), 1 each; a word that was set and is no longer is sent once at 0, so the backend's last value of it is 0 and an alert on it resolves at the change; words never set cost no point. hw.parent is the member's physical disk. Stack. Not in semantic conventions, so not a full state set.", mi.Description())
 					assert.Equal(t, "1", mi.Unit())
 					assert.False(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -825,7 +825,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["disk_health.stack.read.status"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Outcome of the last read of each part of the stack source, 1 for the current one (a state set over stack.read.status). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "Outcome of the last read of each part of the stack source: 1 for the current one; the outcome just left is sent once at 0, so the backend's last value of it is 0 and an alert on it resolves at the change. A part the host does not have (unsupported: no md driver in sysfs and no array, no device-mapper control node) is sent at the first scrape and when it changes, then nothing while it stays absent. Stack. Not in semantic conventions, so not a full state set.", mi.Description())
 					assert.Equal(t, "1", mi.Unit())
 					assert.False(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
