@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,6 +34,8 @@ import (
 //     summed by class for every class, its nfsiostat lines for read and write. Operations and bytes
 //     equal the script's report of each reading. The nconnect mount has its four transports.
 //   - series: at the defaults no mount has more than 12 points in any export.
+//   - file latency (the v3 mount, nfsFileLatency): the filelat source's read histogram against
+//     mountstats' READ execute time, without and with a netem delay on the loopback interface.
 //   - hang (the v3 and nconnect mounts): `rpc.nfsd 0` under a receiver scraping each second: each is
 //     unresponsive within one scrape after the mounts' major RPC timeout and the statfs deadline, with
 //     one event; the kernel logs "nfs: server X not responding, still trying" and then "nfs: server X
@@ -47,6 +50,7 @@ func TestNFSClientQEMU(t *testing.T) {
 	require.Len(t, b.Mounts, 3, "the guest's mounts")
 	t.Run("accuracy", func(t *testing.T) { nfsAccuracy(t, &b) })
 	t.Run("series", func(t *testing.T) { nfsSeries(t, &b) })
+	t.Run("file latency", func(t *testing.T) { nfsFileLatency(t, &b) })
 	t.Run("hang", func(t *testing.T) { nfsHang(t, &b) })
 }
 
@@ -57,7 +61,13 @@ type nfsStat struct {
 	opts   string
 	bytes  []uint64 // normal read/write, direct read/write, server read/write, pages read/written
 	xprts  int
+	// ops are the per-operation lines by operation: operations, transmissions, major timeouts, bytes
+	// sent and received, cumulative queue, round-trip and execute ms, errors.
+	ops map[string][]uint64
 }
+
+// nfsOpName is the name of a per-operation line ("READ", "READ_PLUS", "NULL").
+var nfsOpName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 
 // parseNFSStats reads the NFS mounts' blocks of a mountstats text, by mount point.
 func parseNFSStats(t *testing.T, text string) map[string]*nfsStat {
@@ -77,7 +87,7 @@ func parseNFSStats(t *testing.T, text string) map[string]*nfsStat {
 		if f := strings.Fields(line); len(f) >= 8 && f[0] == "device" && f[2] == "mounted" {
 			cur = nil
 			if strings.HasPrefix(f[7], "nfs") {
-				cur = &nfsStat{fstype: f[7]}
+				cur = &nfsStat{fstype: f[7], ops: map[string][]uint64{}}
 				out[f[4]] = cur
 			}
 			continue
@@ -93,6 +103,10 @@ func parseNFSStats(t *testing.T, text string) map[string]*nfsStat {
 			cur.bytes = nums(rest)
 		case "xprt":
 			cur.xprts++
+		default:
+			if nfsOpName.MatchString(key) {
+				cur.ops[key] = nums(rest)
+			}
 		}
 	}
 	return out

@@ -42,6 +42,7 @@ var vmPackages = map[string]string{
 	"mdadm":              "mdadm",
 	"mkfs.xfs":           "xfsprogs",
 	"mke2fs":             "e2fsprogs",
+	"tc":                 "iproute2",
 	// The NFS user space (vmNFSPackages) is unpacked, never installed: installing it would start an
 	// NFS server on the host. These are the libraries its programs link and libtirpc's netconfig.
 	"/etc/netconfig":                            "libtirpc-common",
@@ -62,8 +63,9 @@ var vmNFSPackages = []string{"nfs-kernel-server", "nfs-common", "rpcbind"}
 var vmNFSPrograms = []string{"usr/sbin/rpc.nfsd", "usr/sbin/rpc.mountd", "usr/sbin/exportfs", "sbin/rpcbind", "sbin/mount.nfs"}
 
 // vmNFSModules are packed into /lib/modules/nfs (nfs.list: with their dependencies, in modprobe's
-// order) for the NFS guest to load: the server, and the client with NFSv3 and NFSv4.x.
-var vmNFSModules = []string{"nfsd", "nfsv3", "nfsv4"}
+// order) for the NFS guest to load: the server, the client with NFSv3 and NFSv4.x, and netem, with
+// which tc (busybox's has no netem) delays the server's loopback traffic.
+var vmNFSModules = []string{"nfsd", "nfsv3", "nfsv4", "sch_netem"}
 
 // vmModules are the kernel modules the guest loads (with their dependencies, in modprobe's order).
 var vmModules = []string{"nvme", "sd_mod", "ahci", "ata_piix", "virtio_pci", "virtio_scsi", "scsi_debug"}
@@ -186,7 +188,7 @@ timeout 300 dpkg-deb --fsys-tarfile "$DEB" | tar -x --wildcards './boot/vmlinuz-
   './lib/modules/*/kernel/fs/mbcache.ko*' './lib/modules/*/kernel/fs/quota/*' \
   './lib/modules/*/kernel/fs/nfs/*' './lib/modules/*/kernel/fs/nfsd/*' './lib/modules/*/kernel/fs/nfs_common/*' \
   './lib/modules/*/kernel/fs/lockd/*' './lib/modules/*/kernel/fs/netfs/*' './lib/modules/*/kernel/fs/fscache/*' \
-  './lib/modules/*/kernel/net/sunrpc/*' './lib/modules/*/kernel/net/dns_resolver/*' 2>/dev/null || true
+  './lib/modules/*/kernel/net/sunrpc/*' './lib/modules/*/kernel/net/dns_resolver/*' './lib/modules/*/kernel/net/sched/*' 2>/dev/null || true
 rm -f "$DEB"
 depmod -b "$KD" "$KVER"
 # The uncompressed kernel boots through PVH without the xz decompressor, seconds faster under TCG.
@@ -220,7 +222,7 @@ for m in $NFSMOD; do modprobe -d "$KD" -S "$KVER" --show-depends "$m"; done |
 pack() { for p in "$@"; do cp "$p" "$R/usr/sbin/"
   if ldd "$p" | grep 'not found'; then echo "$p: libraries missing on the host" >&2; exit 1; fi
   ldd "$p" | grep -o '/[^ ]*' | while read -r l; do mkdir -p "$R${l%/*}"; cp -L "$l" "$R$l"; done; done; }
-pack $(for b in smartctl nvme dmsetup mdadm mkfs.xfs mke2fs du; do command -v "$b"; done)
+pack $(for b in smartctl nvme dmsetup mdadm mkfs.xfs mke2fs du tc; do command -v "$b"; done)
 N=$KD/nfsx; rm -rf "$N"; for d in $NFSDEBS; do dpkg-deb -x "$d" "$N"; done
 pack $(for p in $NFSPROGS; do echo "$N/$p"; done)
 mkdir -p "$R/etc"; cp /etc/netconfig "$R/etc/"

@@ -58,17 +58,31 @@ func LatencyPoints(md pmetric.Metrics, dev string) map[string]ExpHist {
 		if dir == "" {
 			return
 		}
-		h := ExpHist{Buckets: map[int32]uint64{math.MinInt32: dp.ZeroCount()}, Count: dp.Count(), Sum: dp.Sum(),
-			Start: dp.StartTimestamp(), TS: dp.Timestamp()}
-		if v, ok := dp.Attributes().Get("hw.id"); ok {
-			h.HwID = v.Str()
-		}
-		for b, n := range dp.Positive().BucketCounts().AsRaw() {
-			h.Buckets[dp.Positive().Offset()+int32(b)] = n
-		}
-		out[dir] = h
+		out[dir] = ExpHistOf(dp)
 	})
 	return out
+}
+
+// ExpHistOf is dp as an ExpHist.
+func ExpHistOf(dp pmetric.ExponentialHistogramDataPoint) ExpHist {
+	h := ExpHist{Buckets: map[int32]uint64{math.MinInt32: dp.ZeroCount()}, Count: dp.Count(), Sum: dp.Sum(),
+		Start: dp.StartTimestamp(), TS: dp.Timestamp()}
+	if v, ok := dp.Attributes().Get("hw.id"); ok {
+		h.HwID = v.Str()
+	}
+	for b, n := range dp.Positive().BucketCounts().AsRaw() {
+		h.Buckets[dp.Positive().Offset()+int32(b)] = n
+	}
+	return h
+}
+
+// Sub is what h counted since o, an earlier point of its series.
+func (h ExpHist) Sub(o ExpHist) ExpHist {
+	d := ExpHist{Buckets: map[int32]uint64{}, Count: h.Count - o.Count, Sum: h.Sum - o.Sum, Start: o.TS, TS: h.TS, HwID: h.HwID}
+	for i, n := range h.Buckets {
+		d.Buckets[i] = n - o.Buckets[i]
+	}
+	return d
 }
 
 // NotRun is disk_health.latency.dropped{latency.drop.reason=not_run} in an export: the probe's

@@ -4,7 +4,9 @@
 // serves a tmpfs with the guest kernel's nfsd and mounts it over the loopback interface with NFSv3,
 // NFSv4.2 and NFSv4.2 nconnect=4 (the last after the plain v4.2 mount is gone: the kernel would
 // merge their clients). The accuracy part brackets direct reads and writes between two scrapes of a
-// receiver with the netfs source and keeps /proc/self/mountstats as those scrapes read it; the hang
+// receiver with the netfs source and keeps /proc/self/mountstats as those scrapes read it; the file
+// latency part times O_DIRECT reads of the v3 mount with the filelat source, without and with a
+// netem delay on the loopback interface (filelat.go); the hang
 // part stops the server under a receiver scraping each second (netfs and iostat), starts it again and
 // remounts the v3 mount. Everything goes to the host as one JSON line. It is
 // built by that test and means nothing outside the VM.
@@ -105,6 +107,9 @@ func runAll(b *vmproto.NFSBundle, logf func(string, ...any)) error {
 	}
 	if err := accuracy(b, logf, v42n); err != nil {
 		return fmt.Errorf("accuracy part (nconnect): %w", err)
+	}
+	if err := fileLatency(b, logf, v3); err != nil {
+		return fmt.Errorf("file latency part: %w", err)
 	}
 	if err := hang(b, logf, v3, v42n); err != nil {
 		return fmt.Errorf("hang part: %w", err)

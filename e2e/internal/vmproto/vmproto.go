@@ -243,6 +243,21 @@ type NFSRound struct {
 	IOSeconds        float64         `json:"io_seconds"`
 }
 
+// NFSReadPass is one pass of the file latency part: Reads O_DIRECT reads of ReadSize bytes on the
+// mount, each one READ, with Delay seconds of netem delay on every packet the loopback interface
+// sends (0: none). Before is the receiver's last export before the pass and After its first export
+// scraped after it; MountstatsBefore and MountstatsAfter were read just before and after the reads.
+type NFSReadPass struct {
+	Delay            float64         `json:"delay"`
+	Reads            int             `json:"reads"`
+	ReadSize         int             `json:"read_size"`
+	Seconds          float64         `json:"seconds"` // the reads' wall time
+	MountstatsBefore string          `json:"mountstats_before"`
+	MountstatsAfter  string          `json:"mountstats_after"`
+	Before           json.RawMessage `json:"before"` // OTLP JSON
+	After            json.RawMessage `json:"after"`  // OTLP JSON
+}
+
 // NFSBundle is what nfsguest reports (MarkerNFS).
 type NFSBundle struct {
 	Guest
@@ -254,6 +269,10 @@ type NFSBundle struct {
 	// Accuracy: one round per set of mounts that can be mounted at once (the kernel merges the NFSv4.1+
 	// clients of one server, whatever its address: the nconnect mount has a round of its own).
 	Rounds []NFSRound `json:"rounds"`
+	// File latency part: a receiver with filelat alone timing O_DIRECT reads of one mount, a pass
+	// without and one with a delay on the loopback interface.
+	ReadMount  string        `json:"read_mount"` // label
+	ReadPasses []NFSReadPass `json:"read_passes"`
 	// Hang part: a second receiver (netfs and iostat at the defaults, a scrape each Interval).
 	NetfsExports []json.RawMessage `json:"netfs_exports"` // OTLP JSON: every netfs export, in order
 	IostatAt     []int64           `json:"iostat_at"`     // each iostat export's point time (Unix ns)
