@@ -7,7 +7,7 @@ import (
 )
 
 // TestCheckpointProjectQuotaQEMU (issue 21, "done when" 1, project quotas, and the writing pod on cgroup
-// v2): in one boot of the QEMU guest, the filesystem source's TestFSScraperCheckpointSeededProjectQuota,
+// v2): in one boot of the QEMU guest, the capacity source's TestFSScraperCheckpointSeededProjectQuota,
 // whose Debian kernel has the XFS and ext4 project quotas the CI host's kernel lacks: seeded checkpoint
 // jobs saving into a directory under a project quota, on a loop-mounted XFS (-o prjquota) and ext4
 // (-O quota,project), the writer in its own cgroup v2; the project directory's will_fail comes at least
@@ -22,7 +22,7 @@ func TestCheckpointProjectQuotaQEMU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED QEMU TEST (ckptguest): -short")
 	}
-	prepareVM(t).runGuestPackageTest(t, "../internal/ckptguest", "../../receiver/diskhealthreceiver/internal/scraper/filesystemscraper", "fs",
+	prepareVM(t).runGuestPackageTest(t, "../internal/ckptguest", "../../receiver/diskhealthreceiver/internal/scraper/capacityscraper", "fs",
 		"TestFSScraperCheckpointSeededProjectQuota|TestFSScraperCheckpointWriterSeeded|TestCheckpointWriterNeverHasSysResource", 30*time.Minute, func(line string) bool {
 			return strings.Contains(line, "seed") || strings.Contains(line, "in time") || strings.Contains(line, "saves:") ||
 				strings.Contains(line, "--- ")
