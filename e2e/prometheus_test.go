@@ -228,7 +228,8 @@ func TestAlertRulesUnit(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"NVMeBadBlocksGrowing", "NVMeEndToEndErrors", "NVMePCIeErrorsRising", "NVMeCapacitorHealthLow",
-		"CloudVolumeThrottled", "DiskErrorLogEntries", "NoisyNeighbor", "PodGPUIdleWaitingOnIO", "PodInputBound", "FilesystemReadOnlyAfterErrors", "FilesystemShutDown"} {
+		"CloudVolumeThrottled", "DiskErrorLogEntries", "NoisyNeighbor", "PodGPUIdleWaitingOnIO", "PodInputBound", "FilesystemReadOnlyAfterErrors", "FilesystemShutDown",
+		"NVMePathLost", "NVMeNamespaceNoLivePath", "NVMeNoOptimizedPath", "NVMeNamespaceFilling"} {
 		assert.True(t, tested[n], "no unit test for %s", n)
 	}
 }
