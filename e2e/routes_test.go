@@ -495,3 +495,103 @@ func TestNVMeJoinInPrometheus(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{"nvme0n1": "nvme0 eui.e2e0000000000001", "nvme0n2": "nvme0 eui.e2e0000000000001"}, got)
 }
+
+// TestNVMePathsInPrometheus: config/essentials.yaml, on a root with nvmesubsys' k6.1-ana tree (one
+// namespace, nvme0n1, over three NVMe-oF controllers whose paths are ANA optimized, non-optimized and
+// inaccessible), feeds every Grafana panel on NVMe paths in Prometheus, and the path rules' expressions
+// (their for: aside) select nothing. When the optimized path's controller starts reconnecting,
+// NVMePathLost and NVMeNoOptimizedPath select the namespace with its one live path left and the subsystem
+// panel counts a connecting path; when the other live one's does too, NVMeNamespaceNoLivePath selects it
+// instead. The thin namespace panel and NVMeNamespaceFilling read the SMART source, which no fixture root
+// stands in for (promtool's cases in diskhealth-rules.test.yaml hold that rule).
+func TestNVMePathsInPrometheus(t *testing.T) {
+	bin := collectorBinary(t)
+	prom := testkit.Tool(t, "prometheus", "prometheus")
+	dir := t.TempDir()
+	root := testkit.NewRoot(t)
+	root.CopyTree(filepath.Join("..", "receiver", "diskhealthreceiver", "internal", "nvmesubsys", "testdata", "k6.1-ana"), "", nil)
+	root.Write("proc/stat", procStat(time.Now().Add(-time.Hour)))
+	root.Write("proc/diskstats", " 259       0 nvme0n1 500 0 4000 100 200 0 1600 50 0 120 150 0 0 0 0 0 0\n")
+	// The stack source's filesystem error part reads the mount table; a scrape with a part failing
+	// reports no point.
+	for _, m := range []string{"proc/1/mountinfo", "proc/self/mountinfo"} {
+		root.Write(m, "1 0 259:0 / / rw,relatime - ext4 /dev/nvme0n1 rw\n")
+	}
+	exporterAddr, healthAddr := freeAddr(t), freeAddr(t)
+	t.Setenv("DISKHEALTH_PROMETHEUS_ENDPOINT", exporterAddr)
+	t.Setenv("DISKHEALTH_HEALTH_ENDPOINT", healthAddr)
+	startCollector(t, bin, shippedConfig(t, "essentials.yaml"), routeArgs(root.Dir)...)
+	_, api := startPrometheus(t, prom, dir, exporterAddr)
+
+	nvmePaths := func(expr string) bool {
+		return strings.Contains(expr, "disk_health_nvme_namespace_paths_") || strings.Contains(expr, "disk_health_nvme_subsystem_paths")
+	}
+	panels := map[string]string{}
+	grafana, _ := grafanaQueries(t)
+	for _, p := range grafana {
+		for i, tg := range p.Targets {
+			if nvmePaths(tg.Expr) {
+				panels[fmt.Sprintf("%q #%d", p.Title, i)] = strings.ReplaceAll(tg.Expr, "$host", ".*")
+			}
+		}
+	}
+	require.Len(t, panels, 4, "the path panels' queries: live, optimized, best; paths by controller state")
+	rules := map[string]string{}
+	for name, expr := range ruleExprs(t) {
+		if nvmePaths(expr) {
+			rules[name] = expr
+		}
+	}
+	require.Len(t, rules, 3, "NVMePathLost, NVMeNamespaceNoLivePath, NVMeNoOptimizedPath")
+	// selected is what a query returns, by namespace or subsystem and controller state.
+	selected := func(expr string) map[string]float64 {
+		res, err := api.query(expr)
+		if err != nil {
+			return map[string]float64{"error: " + err.Error(): 0}
+		}
+		out := map[string]float64{}
+		for _, s := range res {
+			out[strings.TrimSpace(s.Metric["hw_name"]+" "+s.Metric["disk_health_nvme_controller_state"])] = s.float(t)
+		}
+		return out
+	}
+	// firing is what each path rule selects.
+	firing := func() map[string]map[string]float64 {
+		out := map[string]map[string]float64{}
+		for name, expr := range rules {
+			out[name] = selected(expr)
+		}
+		return out
+	}
+	var empty []string
+	require.Eventually(t, func() bool {
+		empty = empty[:0]
+		for n, q := range panels {
+			if res, err := api.query(q); err != nil || len(res) == 0 {
+				empty = append(empty, n)
+			}
+		}
+		return len(empty) == 0
+	}, 60*time.Second, time.Second, "panels empty in Prometheus: %v", &empty)
+	none := map[string]float64{}
+	assert.Equal(t, map[string]map[string]float64{"NVMePathLost": none, "NVMeNamespaceNoLivePath": none, "NVMeNoOptimizedPath": none}, firing(),
+		"two live paths of two, one optimized")
+
+	// The optimized path's controller reconnects: one live path of the two, none optimized.
+	root.Write("sys/devices/virtual/nvme-fabrics/ctl/nvme0/state", "connecting\n")
+	connecting := `sum by (hw_name, disk_health_nvme_controller_state) (disk_health_nvme_subsystem_paths{disk_health_nvme_controller_state="connecting"})`
+	want := map[string]map[string]float64{"NVMePathLost": {"nvme0n1": 1}, "NVMeNamespaceNoLivePath": none, "NVMeNoOptimizedPath": {"nvme0n1": 1}}
+	var got map[string]map[string]float64
+	require.Eventually(t, func() bool {
+		got = firing()
+		return assert.ObjectsAreEqual(want, got) && assert.ObjectsAreEqual(map[string]float64{"nvme-subsys0 connecting": 1}, selected(connecting))
+	}, 30*time.Second, time.Second, "one path lost, the optimized one (last: %v)", &got)
+
+	// The non-optimized path's controller too: none left.
+	root.Write("sys/devices/virtual/nvme-fabrics/ctl/nvme1/state", "connecting\n")
+	want = map[string]map[string]float64{"NVMePathLost": none, "NVMeNamespaceNoLivePath": {"nvme0n1": 0}, "NVMeNoOptimizedPath": none}
+	require.Eventually(t, func() bool {
+		got = firing()
+		return assert.ObjectsAreEqual(want, got) && assert.ObjectsAreEqual(map[string]float64{"nvme-subsys0 connecting": 2}, selected(connecting))
+	}, 30*time.Second, time.Second, "both live paths lost (last: %v)", &got)
+}

@@ -82,10 +82,12 @@ var thresholdRe = regexp.MustCompile(`\s*(?:[<>]=?|[!=]=)\s*[0-9.e+-]+\s*$`)
 // healthyHostFeeds says whether a healthy host without SMART feeds a dashboard or rule query: every query
 // on device I/O, filesystems or latency; not the forecast (nothing fills), the not-ok states, SMART (a
 // virtio disk or a fixture root has none), RAID, thin pools or errors (the filesystem error states too:
-// a host with no ext4, btrfs or xfs mounted has none), nor NFS and FUSE (the netfs
-// source is off in the shipped configs; this kernel has no NFS).
+// a host with no ext4, btrfs or xfs mounted has none), native NVMe paths and thin namespaces (a host
+// without an NVMe subsystem has none: TestNVMePathsInPrometheus feeds them from a fixture), nor NFS and
+// FUSE (the netfs source is off in the shipped configs; this kernel has no NFS).
 func healthyHostFeeds(expr string) bool {
 	for _, n := range []string{"time_to_full", `!="ok"`, "hw_", "_physical_disk_", "_logical_disk_", "_errors_total", "read_only_after_errors", "disk_health_filesystem_error_status",
+		"disk_health_nvme_",
 		"nfs_client_mount_", "fuse_connection_", "disk_health_filesystem_client_state",
 		// Will the next checkpoint fit: a learned save pattern, a kubelet, pods' /dev/shm, project quotas.
 		"checkpoint_", "eviction", "shm_", "project_",

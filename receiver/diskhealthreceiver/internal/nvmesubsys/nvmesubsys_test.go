@@ -38,11 +38,13 @@ func read(t *testing.T, sys fs.FS) []Result {
 // queue_depth, numa_nodes, delayed_removal_secs and multipath/ links present and ignored), k6.1-ana one
 // head over three controllers whose paths are ANA optimized, non-optimized and inaccessible,
 // k6.1-tcp-connecting the QEMU guest's own sysfs (TestStackQEMU's nvme part, Debian 6.1: no multipath/
-// links, hidden path disks listed in block/) with one path's controller connecting.
+// links, hidden path disks listed in block/) with one path's controller connecting, k5.15-rdma-fc a 5.15
+// layout built from that kernel's sources (its README): an array over NVMe/RDMA and FC, ANA change and
+// persistent-loss, a resetting controller.
 func TestGolden(t *testing.T) {
 	scenarios, err := filepath.Glob("testdata/*/sys")
 	require.NoError(t, err)
-	require.Len(t, scenarios, 4)
+	require.Len(t, scenarios, 5)
 	for _, sysDir := range scenarios {
 		scenario := filepath.Base(filepath.Dir(sysDir))
 		t.Run(scenario, func(t *testing.T) {
@@ -84,6 +86,15 @@ func TestCountAndNamespaces(t *testing.T) {
 	tcp := subsystem(t, sys, "nvme-subsys1")
 	assert.Equal(t, map[PathKey]int{{StateLive, ANAOptimized, TransportTCP}: 2, {StateConnecting, ANAOptimized, TransportTCP}: 2}, Count(&tcp))
 	assert.Equal(t, []NamespacePaths{{Name: "nvme1n1", Total: 2, Live: 1, Optimized: 1}, {Name: "nvme1n2", Total: 2, Live: 1, Optimized: 1}}, Namespaces(&tcp))
+
+	_, sys = fixture(t, "k5.15-rdma-fc")
+	array := subsystem(t, sys, "nvme-subsys0")
+	assert.Equal(t, map[PathKey]int{
+		{StateLive, ANAOptimized, TransportRDMA}: 2, {StateLive, ANAChange, TransportRDMA}: 1, {StateLive, ANAPersistentLoss, TransportRDMA}: 1,
+		{StateResetting, ANANonOptimized, TransportFC}: 2,
+	}, Count(&array))
+	assert.Equal(t, []NamespacePaths{{Name: "nvme0n1", Total: 3, Live: 1, Optimized: 1}, {Name: "nvme0n2", Total: 3, Live: 1, Optimized: 1}}, Namespaces(&array),
+		"a group in change or persistent loss, or a resetting controller's path, is no live path")
 }
 
 // TestGuestConnecting: the tree copied from the QEMU guest (e2e/qemu TestStackQEMU, nvme part) after the
