@@ -492,8 +492,9 @@ scrape_configs:
 					strings.Contains(tg.Expr, "checkpoint_") || strings.Contains(tg.Expr, "shm_headroom") ||
 					strings.Contains(tg.Expr, "filesystem_project_") ||
 					// The per-cgroup panels need latency.per_cgroup, off by default
-					// (TestLatencyPerCgroupPrometheusNativeHistogram evaluates them with it on).
-					strings.Contains(tg.Expr, "container_disk_")
+					// (TestLatencyPerCgroupPrometheusNativeHistogram evaluates them with it on), and the
+					// input pipeline's filelat.per_cgroup, off by default (TestDashboardsAndRulesOnEngines).
+					strings.Contains(tg.Expr, "container_disk_") || strings.Contains(tg.Expr, "container_filesystem_")
 				if !mayBeEmpty {
 					assert.NotEmpty(t, res, "panel %q shows nothing: %s", p.Title, tg.Expr)
 				}

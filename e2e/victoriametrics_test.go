@@ -89,8 +89,10 @@ func healthyHostFeeds(expr string) bool {
 		"nfs_client_mount_", "fuse_connection_", "disk_health_filesystem_client_state",
 		// Will the next checkpoint fit: a learned save pattern, a kubelet, pods' /dev/shm, project quotas.
 		"checkpoint_", "eviction", "shm_", "project_",
-		// Per-cgroup latency and occupancy: opt-in (latency.per_cgroup), off in the shipped configs.
-		"container_disk_"} {
+		// Per-cgroup latency and occupancy: opt-in (latency.per_cgroup), off in the shipped configs; so are
+		// the input pipeline's per-pod file reads (filelat.per_cgroup), which TestDashboardsAndRulesOnEngines
+		// runs with it on.
+		"container_disk_", "container_filesystem_"} {
 		if strings.Contains(expr, n) {
 			return false
 		}

@@ -85,8 +85,8 @@ func run(b *vmproto.ProjQuotaBundle) error {
 	logger, logs := guestrx.Observe(zapcore.WarnLevel)
 	stop, ms, _, err := guestrx.Start(logger, map[string]any{
 		"collection_interval": "1s",
-		"filesystem": map[string]any{"mount_points": map[string]any{"include": []string{"/mnt/pq-.*"}}},
-		"capacity":   map[string]any{"project_quotas": map[string]any{"enabled": true, "max_per_filesystem": dirs}},
+		"filesystem":          map[string]any{"mount_points": map[string]any{"include": []string{"/mnt/pq-.*"}}},
+		"capacity":            map[string]any{"project_quotas": map[string]any{"enabled": true, "max_per_filesystem": dirs}},
 	})
 	if err != nil {
 		return err

@@ -15,7 +15,8 @@ import (
 //
 // The reuse rule is the diskstats snapshot's (internal/tick): a source whose interval is I, asking at
 // time t, is given the latest snapshot when that was read at or after t − I/2 and this source has not
-// been given it before; otherwise the mounts are read again. A source never sees the same snapshot
+// been given it before; otherwise the mounts are read again. t is when the source asks, before it waits
+// for a read under way: the read it waited for is its tick's, so both sources' points carry one time. A source never sees the same snapshot
 // twice, nor one older than half its interval.
 type Shared struct {
 	lock chan struct{} // a mutex whose wait can be abandoned when the scrape's context ends
@@ -112,6 +113,9 @@ func (r *Reader) Own(err error) error {
 // the wait for another source's read outlasts the scrape, or fn's error.
 func (r *Reader) Use(ctx context.Context, fn func(*Snapshot) error) error {
 	s := r.sh
+	// The source asks now: a read another source started since then, which it may have waited for (a
+	// hung mount holds the read up to its statfs deadline), is its tick's read.
+	asked := s.now()
 	select {
 	case s.lock <- struct{}{}:
 	case <-ctx.Done():
@@ -121,9 +125,8 @@ func (r *Reader) Use(ctx context.Context, fn func(*Snapshot) error) error {
 	if r.closed {
 		return errClosed
 	}
-	now := s.now()
-	if s.seq == 0 || s.seq == r.last || now.Sub(s.snap.At) > r.maxAge {
-		if err := s.read(ctx, now); err != nil {
+	if s.seq == 0 || s.seq == r.last || asked.Sub(s.snap.At) > r.maxAge {
+		if err := s.read(ctx, s.now()); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package fsusage
 
 import (
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -65,4 +66,39 @@ func TestSharedDomains(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []int{2, 1}, groups)
+}
+
+// TestSharedWaitedReadIsTheTicks: a source that asks while another's read is under way (a hung mount
+// holds it up to its statfs deadline) takes that read, however long it waited: its points carry the
+// tick's time, not a time a deadline later.
+func TestSharedWaitedReadIsTheTicks(t *testing.T) {
+	root := fakeRoot(t, map[string]string{"1": "docker_host_init.txt"})
+	f := newFakeFS()
+	var mu sync.Mutex
+	clock, asks := t0, 0
+	now := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		asks++
+		return clock
+	}
+	sh := NewShared(Config{RootPath: root, Prober: ProberConfig{Statfs: f.statfs}}, now)
+	a, b := sh.Reader(2*time.Second), sh.Reader(2*time.Second)
+	require.NoError(t, a.Use(t.Context(), func(*Snapshot) error { return nil }))
+
+	sh.lock <- struct{}{} // a read under way
+	mu.Lock()
+	before := asks
+	mu.Unlock()
+	got := make(chan time.Time, 1)
+	go func() {
+		_ = b.Use(t.Context(), func(s *Snapshot) error { got <- s.At; return nil })
+	}()
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return asks > before }, 5*time.Second, time.Millisecond, "b asked")
+	mu.Lock()
+	clock = clock.Add(1500 * time.Millisecond) // the read b waits for takes longer than half its interval
+	mu.Unlock()
+	<-sh.lock
+	assert.Equal(t, t0, <-got, "b takes the read it waited for")
+	assert.Equal(t, 1, f.callCount(filepath.Join(root, "/")))
 }
