@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // sourceMetrics maps each documented metric to the config key of the source that emits it (iostat,
@@ -166,6 +168,6 @@ func TestEssentialsSeriesCount(t *testing.T) {
 	assert.Empty(t, notInDefault, "essentials.yaml series the default does not have")
 	assert.Less(t, len(ess), len(def))
 	t.Logf("GPU node (%d NVMe, %d mounts, %d pods): default.yaml %d series, essentials.yaml %d (%.0f %%)",
-		gpuNVMe, gpuMounts, gpuPods, len(def), len(ess), 100*float64(len(ess))/float64(len(def)))
+		testkit.GPUNVMe, testkit.GPUMounts, testkit.GPUPods, len(def), len(ess), 100*float64(len(ess))/float64(len(def)))
 	t.Logf("essentials.yaml by metric: %v", byMetric(ess))
 }

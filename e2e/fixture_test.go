@@ -131,15 +131,6 @@ func formatUptime(cs int64) string {
 	return u + " " + u + "\n"
 }
 
-// procStat is a minimal /proc/stat: the receiver reads the boot time (btime) from it.
-func procStat(boot time.Time) string {
-	return "cpu  100 0 100 1000 0 0 0 0 0 0\n" +
-		"cpu0 100 0 100 1000 0 0 0 0 0 0\n" +
-		"ctxt 1000\n" +
-		fmt.Sprintf("btime %d\n", boot.Unix()) +
-		"processes 100\nprocs_running 1\nprocs_blocked 0\n"
-}
-
 // buildReceiverRoot lays out the root_path tree the receiver reads: proc/diskstats, proc/stat and a
 // sysfs skeleton in which every device is a whole disk, linked the way the kernel links it
 // (/sys/block, /sys/class/block and /sys/dev/block all lead to the device directory).
@@ -147,7 +138,7 @@ func buildReceiverRoot(t *testing.T, root string, devs []dsLine, diskstats []byt
 	t.Helper()
 	r := testkit.RootAt(t, root)
 	r.Write("proc/diskstats", string(diskstats))
-	r.Write("proc/stat", procStat(boot))
+	r.Write("proc/stat", testkit.ProcStat(boot))
 	for i, d := range devs {
 		hw := fmt.Sprintf("sys/devices/platform/e2e-disk%d", i)
 		r.Disk(testkit.Disk{Name: d.Name, Major: d.Major, Minor: d.Minor, Dir: hw + "/block/" + d.Name, Device: hw,

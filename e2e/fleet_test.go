@@ -24,69 +24,10 @@ import (
 
 var vmagent = goPeer{"vmagent", "github.com/VictoriaMetrics/VictoriaMetrics/app/vmagent", "v1.151.0"}
 
-// GPU training node, as the fleet tests lay it out.
-const (
-	gpuNVMe   = 8   // NVMe namespaces (one per controller)
-	gpuMounts = 40  // local filesystems
-	gpuPods   = 100 // pod cgroups, one container each
-	// gpuBusyPods of them do nearly all the I/O: as many as the cgroups source reports by default.
-	gpuBusyPods = 10
-)
-
-// gpuNodeRoot lays out a root_path shaped like a GPU training node: gpuNVMe NVMe namespaces (259:n,
-// each on its own controller with its own serial), gpuMounts local filesystems (LVM volumes), and the
-// cgroup v2 tree of a kubelet with containerd holding gpuPods best-effort pods, each container reading
-// from one of the namespaces. Its cgroups do I/O until the test ends.
+// gpuNodeRoot lays out testkit.GPUNode, whose cgroups do I/O until the test ends.
 func gpuNodeRoot(t *testing.T) string {
 	t.Helper()
-	r := testkit.NewRoot(t)
-	var diskstats, mountinfo strings.Builder
-	for i := range gpuNVMe {
-		name := fmt.Sprintf("nvme%dn1", i)
-		ctrl := fmt.Sprintf("sys/devices/pci0000:00/0000:%02x:00.0/nvme/nvme%d", 0x41+i, i)
-		r.Disk(testkit.Disk{Name: name, Major: 259, Minor: uint32(i), Dir: ctrl + "/" + name, Device: ctrl,
-			Files: map[string]string{"size": "7501476528\n", "removable": "0\n", "ro": "0\n", "wwid": fmt.Sprintf("eui.36344630%08x\n", i),
-				"queue/rotational": "0\n", "queue/logical_block_size": "512\n"},
-			DeviceFiles: map[string]string{"model": "E2E NVMe 3.84TB\n", "serial": fmt.Sprintf("E2EGPU%04d\n", i), "firmware_rev": "1.0\n"}})
-		fmt.Fprintf(&diskstats, "259 %7d %s %d 0 %d 900 %d 0 %d 1200 0 4000 2100 0 0 0 0 300 20\n",
-			i, name, 50000+i, 4000000+8*i, 20000+i, 1600000+8*i)
-	}
-	for i := range gpuMounts {
-		mp := "/"
-		if i > 0 {
-			mp = fmt.Sprintf("/mnt/data%02d", i)
-			require.NoError(t, os.MkdirAll(r.Path(mp), 0o755))
-		}
-		fmt.Fprintf(&mountinfo, "%d 1 253:%d / %s rw,relatime shared:%d - xfs /dev/mapper/vg0-lv%02d rw,attr2,inode64\n", 30+i, i, mp, i+1, i)
-	}
-	r.Write("proc/diskstats", diskstats.String())
-	r.Write("proc/1/mountinfo", mountinfo.String())
-	r.Write("proc/stat", procStat(time.Now().Add(-time.Hour)))
-	r.Write("sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory hugetlb pids rdma misc\n")
-	// Every level has its io.stat, as the kernel keeps it: the collector walks down only where a
-	// parent's counters moved. A parent's numbers are its children's sums.
-	const qos = "sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice"
-	var rbytes, rios [gpuNVMe]int
-	var busy []string
-	for p := range gpuPods {
-		uid := fmt.Sprintf("0e2e%04x_1a2b_4c3d_8e4f_%012x", p, p)
-		pod := fmt.Sprintf("%s/kubepods-besteffort-pod%s.slice", qos, uid)
-		stat := fmt.Sprintf("259:%d rbytes=%d wbytes=4096 rios=%d wios=1 dbytes=0 dios=0\n", p%gpuNVMe, 1<<20*(gpuPods-p), 256*(gpuPods-p))
-		r.Write(fmt.Sprintf("%s/cri-containerd-%064x.scope/io.stat", pod, p+1), stat)
-		r.Write(pod+"/io.stat", stat)
-		rbytes[p%gpuNVMe] += 1 << 20 * (gpuPods - p)
-		rios[p%gpuNVMe] += 256 * (gpuPods - p)
-		if p < gpuBusyPods {
-			busy = append(busy, pod)
-		}
-	}
-	var sum strings.Builder
-	for i := range gpuNVMe {
-		fmt.Fprintf(&sum, "259:%d rbytes=%d wbytes=%d rios=%d wios=%d dbytes=0 dios=0\n", i, rbytes[i], 4096*gpuPods/gpuNVMe, rios[i], gpuPods/gpuNVMe)
-	}
-	for _, dir := range []string{qos, "sys/fs/cgroup/kubepods.slice", "sys/fs/cgroup"} {
-		r.Write(dir+"/io.stat", sum.String())
-	}
+	r, busy := testkit.GPUNode(t)
 	// The busy pods (the training jobs) read a thousand times what the others do, the most from the
 	// start, too: the cgroups source's top_n (10 by default) picks the same ones on every host and
 	// every scrape, however its reads and the steps below interleave.

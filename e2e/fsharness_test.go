@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -295,36 +296,36 @@ func filesystems(md pmetric.Metrics) map[string]*fsMount {
 	return out
 }
 
-// fsStatuses are the values of the status state set.
+// fsStatuses are the values of disk_health.filesystem.status.
 var fsStatuses = []string{"ok", "timeout", "permission", "not_found", "io_error", "error"}
 
-// status returns the mount's current status: the one state of the set that is 1. It is an error
-// unless every state is there exactly once, one of them 1 and the others 0.
+// status returns the mount's current status: its one status point at 1. The status the mount left
+// at this scrape may be there at 0, once; a status it neither has nor just left is not sent (not 0). It
+// is an error unless exactly one known status is 1 and at most one other is 0.
 func (m *fsMount) status() (string, error) {
 	got := map[string]int64{}
 	for _, p := range m.points {
 		if p.metric != "disk_health.filesystem.status" {
 			continue
 		}
-		if _, dup := got[p.status]; dup || !p.isInt {
-			return "", fmt.Errorf("status %q: twice or not an integer", p.status)
+		if _, dup := got[p.status]; dup || !p.isInt || !slices.Contains(fsStatuses, p.status) {
+			return "", fmt.Errorf("status %q: twice, not an integer or unknown", p.status)
 		}
 		got[p.status] = p.intVal
 	}
-	cur := ""
-	for _, s := range fsStatuses {
-		v, ok := got[s]
+	cur, left := "", 0
+	for s, v := range got {
 		switch {
-		case !ok:
-			return "", fmt.Errorf("status state %q missing (have %v)", s, got)
 		case v == 1 && cur == "":
 			cur = s
-		case v != 0:
-			return "", fmt.Errorf("status state set %v is not one 1 and zeros", got)
+		case v == 0:
+			left++
+		default:
+			return "", fmt.Errorf("statuses %v are not one 1 and the one left at 0", got)
 		}
 	}
-	if cur == "" || len(got) != len(fsStatuses) {
-		return "", fmt.Errorf("status state set %v is not one 1 and zeros", got)
+	if cur == "" || left > 1 {
+		return "", fmt.Errorf("statuses %v are not one 1 and the one left at 0", got)
 	}
 	return cur, nil
 }

@@ -85,7 +85,8 @@ func TestFilesystems(t *testing.T) {
 	status := ms.AppendEmpty()
 	status.SetName("disk_health.filesystem.status")
 	statusPoints := status.SetEmptySum().DataPoints()
-	for _, s := range fsStatuses {
+	// The mount is back to ok at this scrape: ok at 1, timeout (left) at 0 once, the others not sent.
+	for _, s := range []string{"ok", "timeout"} {
 		dp := statusPoints.AppendEmpty()
 		attrs(dp, false)
 		dp.Attributes().PutStr("status", s)
@@ -136,13 +137,20 @@ func TestFilesystems(t *testing.T) {
 	assert.True(t, hasMetric(md, "system.disk.io"))
 	assert.False(t, hasMetric(md, "system.disk.operations"))
 
-	// A state set with two states at 1, or one missing, is not a status.
+	// Two statuses at 1, two left at 0, or none at 1 is not a status.
 	status.Sum().DataPoints().At(1).SetIntValue(1)
 	_, err = filesystems(md)["/m"].status()
 	require.Error(t, err)
-	status.Sum().DataPoints().RemoveIf(func(dp pmetric.NumberDataPoint) bool {
+	status.Sum().DataPoints().At(1).SetIntValue(0)
+	dp = statusPoints.AppendEmpty()
+	attrs(dp, false)
+	dp.Attributes().PutStr("status", "io_error")
+	dp.SetIntValue(0)
+	_, err = filesystems(md)["/m"].status()
+	require.Error(t, err)
+	statusPoints.RemoveIf(func(dp pmetric.NumberDataPoint) bool {
 		v, _ := dp.Attributes().Get("status")
-		return v.Str() == "timeout"
+		return v.Str() != "timeout"
 	})
 	_, err = filesystems(md)["/m"].status()
 	require.Error(t, err)

@@ -485,13 +485,14 @@ scrape_configs:
 				// (TestLatencyPrometheusNativeHistogram evaluates them in one that is).
 				// The NFS and FUSE panels read the netfs source, off by default (and this host has no NFS).
 				// The checkpoint panels need a job saving checkpoints, the /dev/shm panel a pod, the
+				// eviction headroom panel a kubelet (free blocks, on every host, are off by default), the
 				// project panels project quotas (opt-in; this host's kernel has none). The NVMe path and
 				// thin namespace panels need an NVMe subsystem (TestNVMePathsInPrometheus has them from a fixture).
 				mayBeEmpty := strings.Contains(tg.Expr, "time_to_full") || strings.Contains(tg.Expr, `!="ok"`) ||
 					strings.Contains(tg.Expr, "hw_") || strings.Contains(tg.Expr, "_physical_disk_") || strings.Contains(tg.Expr, "_logical_disk_") ||
 					strings.Contains(tg.Expr, "histogram_quantile") ||
 					strings.Contains(tg.Expr, "nfs_client_mount_") || strings.Contains(tg.Expr, "fuse_connection_") ||
-					strings.Contains(tg.Expr, "checkpoint_") || strings.Contains(tg.Expr, "shm_headroom") ||
+					strings.Contains(tg.Expr, "checkpoint_") || strings.Contains(tg.Expr, "shm_headroom") || strings.Contains(tg.Expr, "domain_headroom") ||
 					strings.Contains(tg.Expr, "filesystem_project_") || strings.Contains(tg.Expr, "disk_health_nvme_") ||
 					// The per-cgroup panels need latency.per_cgroup, off by default
 					// (TestLatencyPerCgroupPrometheusNativeHistogram evaluates them with it on), and the

@@ -445,7 +445,7 @@ func nvmeRoot(t *testing.T) string {
 		require.NoError(t, err)
 		require.NoError(t, os.Symlink(r, p))
 	}
-	write("proc/stat", procStat(time.Now().Add(-time.Hour)))
+	write("proc/stat", testkit.ProcStat(time.Now().Add(-time.Hour)))
 	ctrl := "sys/devices/pci0000:00/0000:00:03.0/nvme/nvme0"
 	write(ctrl+"/model", "E2E NVMe Ctrl\n")
 	write(ctrl+"/serial", "CTRL0001\n")

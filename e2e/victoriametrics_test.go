@@ -89,8 +89,9 @@ func healthyHostFeeds(expr string) bool {
 	for _, n := range []string{"time_to_full", `!="ok"`, "hw_", "_physical_disk_", "_logical_disk_", "_errors_total", "read_only_after_errors", "disk_health_filesystem_error_status",
 		"disk_health_nvme_",
 		"nfs_client_mount_", "fuse_connection_", "disk_health_filesystem_client_state",
-		// Will the next checkpoint fit: a learned save pattern, a kubelet, pods' /dev/shm, project quotas.
-		"checkpoint_", "eviction", "shm_", "project_",
+		// Will the next checkpoint fit: a learned save pattern, a kubelet (the domains' headroom is its
+		// eviction thresholds' at the default), pods' /dev/shm, project quotas.
+		"checkpoint_", "eviction", "domain_headroom", "shm_", "project_",
 		// Per-cgroup latency and occupancy: opt-in (latency.per_cgroup), off in the shipped configs; so are
 		// the input pipeline's per-pod file reads (filelat.per_cgroup), which TestDashboardsAndRulesOnEngines
 		// runs with it on.

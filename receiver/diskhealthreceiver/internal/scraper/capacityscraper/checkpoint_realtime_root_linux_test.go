@@ -47,7 +47,7 @@ var ckptStorageID = component.MustNewID("file_storage")
 
 func startRealTime(t *testing.T, mnt string, ext extension.Extension) *realTimeRun {
 	t.Helper()
-	cfg := createDefaultConfig()
+	cfg := testConfig()
 	cfg.MountPoints = match.Config{Include: []string{mnt}}
 	cfg.CheckpointWriters = false
 	host := dhtest.StorageHost{}

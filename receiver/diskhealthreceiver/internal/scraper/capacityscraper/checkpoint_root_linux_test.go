@@ -366,7 +366,7 @@ func runJob(t *testing.T, seed uint64, mnt string, jw jobWriters, j seededJob, p
 	const step = 250 * time.Millisecond
 	rng := rand.New(rand.NewPCG(seed, 7))
 	sink := new(consumertest.LogsSink)
-	cfg := createDefaultConfig()
+	cfg := testConfig()
 	cfg.MountPoints = match.Config{Include: []string{mnt}}
 	cfg.ProjectQuotas.Enabled = project != 0
 	clock := t0

@@ -47,7 +47,7 @@ func bindsRootWith(t *testing.T, duplicates string, clock *time.Time, sink consu
 		"/var/lib/kubelet/pods/6f1c0e52-0000-4000-8000-000000000001/volume-subpaths/ckpt/trainer/0"} {
 		f.Answers[root.Path(mp)] = data
 	}
-	cfg := createDefaultConfig()
+	cfg := testConfig()
 	cfg.RootPath = root.Dir
 	cfg.Duplicates = duplicates
 	cfg.IncludeMemory = true

@@ -69,7 +69,7 @@ func bindMount(t *testing.T, src, dst string) {
 // hostScraper scrapes the host's mounts below dir, every duplicate kept.
 func hostScraper(t *testing.T, dir string) *capScraper {
 	t.Helper()
-	cfg := createDefaultConfig()
+	cfg := testConfig()
 	cfg.Duplicates = "keep"
 	cfg.MountPoints = match.Config{Include: []string{regexp.QuoteMeta(dir) + "/.*"}}
 	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, nil, time.Now)

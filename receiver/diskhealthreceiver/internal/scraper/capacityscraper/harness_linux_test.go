@@ -19,6 +19,17 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 )
 
+// testConfig is the default configuration with the domain series the default leaves to the mounts'
+// (domain limit, usage, time to full, the free_blocks headroom) enabled: these tests check them.
+func testConfig() *Config {
+	cfg := createDefaultConfig()
+	m := &cfg.MetricsBuilderConfig.Metrics
+	m.DiskHealthFilesystemDomainLimit.Enabled = true
+	m.DiskHealthFilesystemDomainUsage.Enabled = true
+	m.DiskHealthFilesystemDomainTimeToFull.Enabled = true
+	return cfg
+}
+
 // newTestCapScraper makes a capacity scraper reading root/proc/1/mountinfo with statfs answered by f.
 func newTestCapScraper(t *testing.T, root, mountinfo string, f *fsusagetest.Statfs, clock *time.Time) *capScraper {
 	t.Helper()
@@ -30,7 +41,7 @@ func newTestCapScraperWith(t *testing.T, root, mountinfo string, f *fsusagetest.
 	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", "1"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "1", "mountinfo"), []byte(mountinfo), 0o644))
-	cfg := createDefaultConfig()
+	cfg := testConfig()
 	cfg.RootPath = root
 	cfg.StatfsTimeout = 300 * time.Millisecond
 	edit(&cfg.MetricsBuilderConfig)

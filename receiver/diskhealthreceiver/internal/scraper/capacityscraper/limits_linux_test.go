@@ -122,7 +122,7 @@ func TestKubeletConfigReread(t *testing.T) {
 	root := dhtest.NewRoot(t)
 	root.Write("var/lib/kubelet/config.yaml", "evictionHard: {nodefs.available: 1Gi}\n")
 	core, logs := observer.New(zap.InfoLevel)
-	cfg := createDefaultConfig()
+	cfg := testConfig()
 	cfg.RootPath, cfg.KubeletConfigFile = root.Dir, "/var/lib/kubelet/config.yaml"
 	k := newKubelet(zap.New(core), cfg)
 	require.True(t, k.refresh())
@@ -191,7 +191,7 @@ func TestKubeletRefusedThresholdKeepsLastGood(t *testing.T) {
 	for _, bad := range refusedThresholds {
 		t.Run(fmt.Sprintf("%q", bad), func(t *testing.T) {
 			root := dhtest.NewRoot(t)
-			cfg := createDefaultConfig()
+			cfg := testConfig()
 			cfg.RootPath = root.Dir
 			writeKubeletConfig(root, cfg, "evictionHard: {nodefs.available: 1Gi}\n")
 			k := newKubelet(zap.NewNop(), cfg)

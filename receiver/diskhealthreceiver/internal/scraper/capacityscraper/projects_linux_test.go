@@ -70,7 +70,7 @@ func TestFSScraperProjectQuotas(t *testing.T) {
 		m.Metrics.DiskHealthFilesystemProjectInodesLimit.Enabled = true
 		m.Metrics.DiskHealthFilesystemProjectInodesUsage.Enabled = true
 	})
-	cfg := createDefaultConfig()
+	cfg := testConfig()
 	cfg.RootPath = root
 	cfg.ProjectQuotas = ProjectQuotasConfig{Enabled: true, MaxPerFilesystem: 3, ProjectsFile: "/etc/projects", ProjIDFile: "/etc/projid"}
 	cfg.ProjectQuotas.MountPoints.Include = []string{"/", "/data"}
@@ -132,7 +132,7 @@ func TestFSScraperProjectQuotas(t *testing.T) {
 
 // TestProjectQuotasConfig: the section's problems are named by their keys; off, nothing is built.
 func TestProjectQuotasConfig(t *testing.T) {
-	cfg := createDefaultConfig()
+	cfg := testConfig()
 	cfg.ProjectQuotas.MaxPerFilesystem = 0
 	cfg.ProjectQuotas.ProjIDFile = "etc/projid"
 	cfg.ProjectQuotas.MountPoints.Include = []string{"("}
@@ -165,7 +165,7 @@ func projectScraper(tb testing.TB, n int, inodes bool) (*capScraper, *time.Time,
 	require.NoError(tb, os.WriteFile(filepath.Join(root, "etc/projid"), []byte(projid.String()), 0o644))
 	require.NoError(tb, os.MkdirAll(filepath.Join(root, "proc", "1"), 0o755))
 	require.NoError(tb, os.WriteFile(filepath.Join(root, "proc", "1", "mountinfo"), []byte(mountinfo), 0o644))
-	cfg := createDefaultConfig()
+	cfg := testConfig()
 	cfg.RootPath = root
 	cfg.ProjectQuotas.Enabled = true
 	cfg.ProjectQuotas.MaxPerFilesystem = n
@@ -262,7 +262,7 @@ func TestFSScraperProjectCheckpointWillFail(t *testing.T) {
 // TestProjectQuotasScanDeadline: a quotactl scan that hangs costs one statfs_timeout, once: the domain
 // says so and is not asked again until the call returns; another domain is read meanwhile.
 func TestProjectQuotasScanDeadline(t *testing.T) {
-	cfg := createDefaultConfig()
+	cfg := testConfig()
 	cfg.ProjectQuotas.Enabled = true
 	cfg.StatfsTimeout = 20 * time.Millisecond
 	p, err := newProjectQuotas(zap.NewNop(), cfg)

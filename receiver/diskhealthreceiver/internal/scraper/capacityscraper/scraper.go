@@ -45,6 +45,9 @@ type capScraper struct {
 	shmCfg                  *Config
 	nodefs, imagefs         *fsusage.Domain
 	byteLimits, inodeLimits []limit
+	// freeHeadroom says whether the headroom has its free_blocks point: df's Avail, which the default
+	// carries as the mounts' system.filesystem.usage{state=free}, so only with the domain's own usage.
+	freeHeadroom bool
 	// projects reads the project quotas (nil when project_quotas is off).
 	projects *projectQuotas
 	// writers names the domains' checkpoint writers (nil when checkpoint_writers is off); writerErr
@@ -70,13 +73,14 @@ func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func(
 		snap:   cfg.Mounts,
 		now:    now,
 
-		learners: newLearners(set.Logger, domainKey),
-		storage:  cfg.Storage,
-		id:       set.ID,
-		kubelet:  newKubelet(set.Logger, cfg),
-		events:   emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version),
-		sink:     sink,
-		writers:  newCheckpointWriters(set.Logger, cfg),
+		freeHeadroom: mbc.Metrics.DiskHealthFilesystemDomainUsage.Enabled,
+		learners:     newLearners(set.Logger, domainKey),
+		storage:      cfg.Storage,
+		id:           set.ID,
+		kubelet:      newKubelet(set.Logger, cfg),
+		events:       emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version),
+		sink:         sink,
+		writers:      newCheckpointWriters(set.Logger, cfg),
 	}
 	s.mounts = emit.NewMounts(func(majorMinor string) pcommon.Resource {
 		s.rb.SetDiskHealthDiskMajorMinor(majorMinor)
@@ -252,7 +256,9 @@ func (s *capScraper) recordDomain(ctx context.Context, ts pcommon.Timestamp, now
 			v = 1
 		}
 		e.AppendDiskHealthFilesystemDomainBindingLimitDataPoint(ts, v, dev, dom, uuid, typ, l.name)
-		e.AppendDiskHealthFilesystemDomainHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
+		if s.freeHeadroom || l.name != metadata.AttributeDiskHealthFilesystemLimitNameFreeBlocks {
+			e.AppendDiskHealthFilesystemDomainHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
+		}
 	}
 	for _, l := range s.inodeLimits {
 		e.AppendDiskHealthFilesystemDomainInodesHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)

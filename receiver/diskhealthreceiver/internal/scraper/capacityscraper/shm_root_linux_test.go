@@ -62,7 +62,7 @@ func TestFSScraperPodSHMRealCgroupV1(t *testing.T) {
 	}
 	setLimit(96 << 20)
 
-	cfg := createDefaultConfig()
+	cfg := testConfig()
 	cfg.KubeletRootDir = kubelet
 	cfg.MountPoints = match.Config{Include: []string{regexp.QuoteMeta(kubelet) + "/.*"}}
 	sink := new(consumertest.LogsSink)

@@ -33,6 +33,8 @@ type fsScraper struct {
 	snap *fsusage.Reader
 	// Each mount's valid-UTF-8 mount point and resource, built again only when the mount changes.
 	mounts *emit.Mounts
+	// states emits disk_health.filesystem.status by the mount's series.
+	states *emit.States[statusKey, metadata.AttributeDiskHealthFilesystemStatus]
 
 	now func() time.Time
 }
@@ -53,6 +55,7 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*fsScr
 		hm:     hm,
 		rb:     metadata.NewResourceBuilder(mbc.ResourceAttributes),
 		snap:   cfg.Mounts,
+		states: emit.NewStates[statusKey, metadata.AttributeDiskHealthFilesystemStatus](),
 		now:    now,
 	}
 	s.mounts = emit.NewMounts(func(majorMinor string) pcommon.Resource {
@@ -115,6 +118,7 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		return nil
 	})
 	s.mounts.Sweep()
+	s.states.EndScrape()
 	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table and
 	// its bad lines are, said by the source that owns the snapshot. The last good table (the good lines)
 	// is still measured: a partial error keeps those results.
@@ -154,17 +158,18 @@ func partial(err error, results int) error {
 	return err
 }
 
-var fsStatuses = [...]struct {
-	status fsusage.Status
-	attr   metadata.AttributeDiskHealthFilesystemStatus
-}{
-	{fsusage.StatusOK, metadata.AttributeDiskHealthFilesystemStatusOk},
-	{fsusage.StatusTimeout, metadata.AttributeDiskHealthFilesystemStatusTimeout},
-	{fsusage.StatusPermission, metadata.AttributeDiskHealthFilesystemStatusPermission},
-	{fsusage.StatusNotFound, metadata.AttributeDiskHealthFilesystemStatusNotFound},
-	{fsusage.StatusIOError, metadata.AttributeDiskHealthFilesystemStatusIoError},
-	{fsusage.StatusError, metadata.AttributeDiskHealthFilesystemStatusError},
+var fsStatuses = [...]metadata.AttributeDiskHealthFilesystemStatus{
+	fsusage.StatusOK:         metadata.AttributeDiskHealthFilesystemStatusOk,
+	fsusage.StatusTimeout:    metadata.AttributeDiskHealthFilesystemStatusTimeout,
+	fsusage.StatusPermission: metadata.AttributeDiskHealthFilesystemStatusPermission,
+	fsusage.StatusNotFound:   metadata.AttributeDiskHealthFilesystemStatusNotFound,
+	fsusage.StatusIOError:    metadata.AttributeDiskHealthFilesystemStatusIoError,
+	fsusage.StatusError:      metadata.AttributeDiskHealthFilesystemStatusError,
 }
+
+// statusKey is a mount's disk_health.filesystem.status series but for the state: the mount as its
+// points name it, so a mount read again from a new table is the same key.
+type statusKey struct{ dev, dom, uuid, mp, typ string }
 
 // mount returns m's valid-UTF-8 mount point, its domain and its resource, from the cache while m is
 // unchanged.
@@ -192,13 +197,9 @@ func (s *fsScraper) record(ts pcommon.Timestamp, r *fsusage.Result) {
 	if ok {
 		e.AppendSystemFilesystemLimitDataPoint(ts, emit.Int(u.Limit), dev, dom, uuid, mode, mp, typ)
 	}
-	for _, st := range fsStatuses {
-		v := int64(0)
-		if st.status == r.Status {
-			v = 1
-		}
-		e.AppendDiskHealthFilesystemStatusDataPoint(ts, v, dev, dom, uuid, mp, typ, st.attr)
-	}
+	s.states.Emit(statusKey{dev, dom, uuid, mp, typ}, func(st metadata.AttributeDiskHealthFilesystemStatus, v int64) {
+		e.AppendDiskHealthFilesystemStatusDataPoint(ts, v, dev, dom, uuid, mp, typ, st)
+	}, fsStatuses[r.Status])
 	if ok && r.Forecast.OK {
 		e.AppendDiskHealthFilesystemTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, dom, uuid, mp, typ)
 	}

@@ -116,7 +116,9 @@ func TestFSScraperValues(t *testing.T) {
 	assert.Equal(t, float64(155_360), v["disk_health.filesystem.inodes.usage / used"])
 	assert.Equal(t, float64(500_000), v["disk_health.filesystem.inodes.usage / free"])
 	assert.Equal(t, 1.0, v["disk_health.filesystem.status / ok"])
-	assert.Equal(t, 0.0, v["disk_health.filesystem.status / timeout"])
+	// The current status only: a status the mount never had is not sent.
+	_, hasTimeout := v["disk_health.filesystem.status / timeout"]
+	assert.False(t, hasTimeout)
 	// A filesystem without an inode table reports no inode numbers.
 	_, hasInodes := v["disk_health.filesystem.inodes.usage /data used"]
 	assert.False(t, hasInodes)
@@ -166,10 +168,19 @@ func TestFSScraperStuckMount(t *testing.T) {
 	f.Mu.Unlock()
 	close(f.Release)
 	released = true
+	var back map[string]float64
 	require.Eventually(t, func() bool {
 		md, err := s.scrape(t.Context())
-		return err == nil && fsValues(md)["disk_health.filesystem.status /data ok"] == 1
+		back = fsValues(md)
+		return err == nil && back["disk_health.filesystem.status /data ok"] == 1
 	}, 5*time.Second, 50*time.Millisecond)
+	// The status left is sent at 0 once, so an alert on it resolves; then only the current one.
+	left, sent := back["disk_health.filesystem.status /data timeout"]
+	assert.True(t, sent && left == 0, "timeout at 0 when left")
+	md, err := s.scrape(t.Context())
+	require.NoError(t, err)
+	_, sent = fsValues(md)["disk_health.filesystem.status /data timeout"]
+	assert.False(t, sent, "the state left is sent once")
 }
 
 func TestFSScraperMissingMountTable(t *testing.T) {

@@ -75,6 +75,8 @@ func newExt4Loop(t *testing.T, prepare func(e *ext4Loop)) *ext4Loop {
 	}
 	cfg := createDefaultConfig()
 	cfg.MD, cfg.DeviceMapper = false, false
+	// Off by default (error_status says it); enabled to check it against the kernel.
+	cfg.MetricsBuilderConfig.Metrics.DiskHealthFilesystemReadOnlyAfterErrors.Enabled = true
 	e.rig = newRig(t, newReaders(cfg), cfg)
 	return e
 }

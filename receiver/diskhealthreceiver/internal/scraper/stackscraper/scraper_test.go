@@ -526,6 +526,8 @@ func TestGoldenErrors(t *testing.T) {
 	board := signs.New()
 	cfg := createDefaultConfig()
 	cfg.Signs = board
+	// Off by default (error_status says it); its own rule is checked here.
+	cfg.MetricsBuilderConfig.Metrics.DiskHealthFilesystemReadOnlyAfterErrors.Enabled = true
 	sys := os.DirFS(root)
 	rig := newRig(t, readers{sysRoot: root, sys: sys, errors: true, mountinfo: func() ([]byte, error) { return mountinfo, nil }}, cfg)
 	md, err := rig.s.scrape(context.Background())

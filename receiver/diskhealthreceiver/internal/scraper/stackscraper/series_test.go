@@ -102,6 +102,8 @@ func TestFilesystemCountersLeftOutWhenUnparsable(t *testing.T) {
 	board := signs.New()
 	cfg := createDefaultConfig()
 	cfg.Signs = board
+	// Off by default (error_status says it); enabled to see it follow the count.
+	cfg.MetricsBuilderConfig.Metrics.DiskHealthFilesystemReadOnlyAfterErrors.Enabled = true
 	rig := newRig(t, readers{sysRoot: root, sys: os.DirFS(root), errors: true, mountinfo: func() ([]byte, error) { return []byte(mountinfo), nil }}, cfg)
 	scrape := func(i int, ext4Count, btrfsCorr string) (pmetric.Metrics, error) {
 		now := testTime.Add(time.Duration(i) * 30 * time.Second)

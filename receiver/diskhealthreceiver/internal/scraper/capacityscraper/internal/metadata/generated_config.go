@@ -1555,7 +1555,7 @@ func DefaultMetricsConfig() MetricsConfig {
 			EnabledAttributes:   []DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKey{DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainInodesHeadroomMetricAttributeKeyDiskHealthFilesystemLimitName},
 		},
 		DiskHealthFilesystemDomainLimit: DiskHealthFilesystemDomainLimitMetricConfig{
-			Enabled:             true,
+			Enabled:             false,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []DiskHealthFilesystemDomainLimitMetricAttributeKey{DiskHealthFilesystemDomainLimitMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainLimitMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainLimitMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainLimitMetricAttributeKeySystemFilesystemType},
 		},
@@ -1565,12 +1565,12 @@ func DefaultMetricsConfig() MetricsConfig {
 			EnabledAttributes:   []DiskHealthFilesystemDomainMountsMetricAttributeKey{DiskHealthFilesystemDomainMountsMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainMountsMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainMountsMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainMountsMetricAttributeKeySystemFilesystemType},
 		},
 		DiskHealthFilesystemDomainTimeToFull: DiskHealthFilesystemDomainTimeToFullMetricConfig{
-			Enabled:             true,
+			Enabled:             false,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []DiskHealthFilesystemDomainTimeToFullMetricAttributeKey{DiskHealthFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType},
 		},
 		DiskHealthFilesystemDomainUsage: DiskHealthFilesystemDomainUsageMetricConfig{
-			Enabled:             true,
+			Enabled:             false,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []DiskHealthFilesystemDomainUsageMetricAttributeKey{DiskHealthFilesystemDomainUsageMetricAttributeKeySystemDevice, DiskHealthFilesystemDomainUsageMetricAttributeKeyDiskHealthFilesystemDomain, DiskHealthFilesystemDomainUsageMetricAttributeKeyDiskHealthFilesystemUUID, DiskHealthFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, DiskHealthFilesystemDomainUsageMetricAttributeKeySystemFilesystemState},
 		},

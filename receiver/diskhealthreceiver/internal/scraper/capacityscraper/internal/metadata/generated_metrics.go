@@ -1396,7 +1396,7 @@ type metricDiskHealthFilesystemDomainHeadroom struct {
 // init fills disk_health.filesystem.domain.headroom metric with initial data.
 func (m *metricDiskHealthFilesystemDomainHeadroom) init() {
 	m.data.SetName("disk_health.filesystem.domain.headroom")
-	m.data.SetDescription("Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): free_blocks always; the kubelet's eviction thresholds on its nodefs and imagefs. The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.")
+	m.data.SetDescription("Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): the kubelet's eviction thresholds on its nodefs and imagefs; free_blocks only with disk_health.filesystem.domain.usage enabled, since it is df's Avail, which the default carries as the mounts' system.filesystem.usage{state=free} (disk_health.filesystem.domain.binding_limit still names free_blocks when free space binds). The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.")
 	m.data.SetUnit("By")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -1598,7 +1598,7 @@ type metricDiskHealthFilesystemDomainLimit struct {
 // init fills disk_health.filesystem.domain.limit metric with initial data.
 func (m *metricDiskHealthFilesystemDomainLimit) init() {
 	m.data.SetName("disk_health.filesystem.domain.limit")
-	m.data.SetDescription("Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.")
+	m.data.SetDescription("Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Off by default: it is the system.filesystem.limit of each of the domain's mounts (they report the one statfs), so the default says it there, once per mount; group those by disk_health.filesystem.domain, which every mount point carries, to count each filesystem once, or enable this. Not in semantic conventions.")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -1798,7 +1798,7 @@ type metricDiskHealthFilesystemDomainTimeToFull struct {
 // init fills disk_health.filesystem.domain.time_to_full metric with initial data.
 func (m *metricDiskHealthFilesystemDomainTimeToFull) init() {
 	m.data.SetName("disk_health.filesystem.domain.time_to_full")
-	m.data.SetDescription("disk_health.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.")
+	m.data.SetDescription("disk_health.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Off by default: it is the same forecast the default's disk_health.filesystem.time_to_full carries for each of the domain's mounts. Not in semantic conventions.")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -1896,7 +1896,7 @@ type metricDiskHealthFilesystemDomainUsage struct {
 // init fills disk_health.filesystem.domain.usage metric with initial data.
 func (m *metricDiskHealthFilesystemDomainUsage) init() {
 	m.data.SetName("disk_health.filesystem.domain.usage")
-	m.data.SetDescription("Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Not in semantic conventions.")
+	m.data.SetDescription("Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Off by default, as disk_health.filesystem.domain.limit: the values are each of the domain's mounts' system.filesystem.usage. Enabled, the domain's disk_health.filesystem.domain.headroom also has its free_blocks point. Not in semantic conventions.")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)

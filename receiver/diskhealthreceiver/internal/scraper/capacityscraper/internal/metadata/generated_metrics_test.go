@@ -175,7 +175,7 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordDiskHealthFilesystemDomainInodesHeadroomDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeDiskHealthFilesystemLimitNameNodefsEvictionHard)
 			}
-			defaultMetricsCount++
+
 			allMetricsCount++
 			mb.RecordDiskHealthFilesystemDomainLimitDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
@@ -187,13 +187,13 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordDiskHealthFilesystemDomainMountsDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
-			defaultMetricsCount++
+
 			allMetricsCount++
 			mb.RecordDiskHealthFilesystemDomainTimeToFullDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
 				mb.RecordDiskHealthFilesystemDomainTimeToFullDataPoint(ts, 3, "system.device-val-2", "disk_health.filesystem.domain-val-2", "disk_health.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
-			defaultMetricsCount++
+
 			allMetricsCount++
 			mb.RecordDiskHealthFilesystemDomainUsageDataPoint(ts, 1, "system.device-val", "disk_health.filesystem.domain-val", "disk_health.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
 			if tt.name == "reaggregate_set" {
@@ -931,7 +931,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.filesystem.domain.headroom"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): free_blocks always; the kubelet's eviction thresholds on its nodefs and imagefs. The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): the kubelet's eviction thresholds on its nodefs and imagefs; free_blocks only with disk_health.filesystem.domain.usage enabled, since it is df's Avail, which the default carries as the mounts' system.filesystem.usage{state=free} (disk_health.filesystem.domain.binding_limit still names free_blocks when free space binds). The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -958,7 +958,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.filesystem.domain.headroom"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): free_blocks always; the kubelet's eviction thresholds on its nodefs and imagefs. The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): the kubelet's eviction thresholds on its nodefs and imagefs; free_blocks only with disk_health.filesystem.domain.usage enabled, since it is df's Avail, which the default carries as the mounts' system.filesystem.usage{state=free} (disk_health.filesystem.domain.binding_limit still names free_blocks when free space binds). The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1051,7 +1051,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.filesystem.domain.limit"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Off by default: it is the system.filesystem.limit of each of the domain's mounts (they report the one statfs), so the default says it there, once per mount; group those by disk_health.filesystem.domain, which every mount point carries, to count each filesystem once, or enable this. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1077,7 +1077,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.filesystem.domain.limit"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Off by default: it is the system.filesystem.limit of each of the domain's mounts (they report the one statfs), so the default says it there, once per mount; group those by disk_health.filesystem.domain, which every mount point carries, to count each filesystem once, or enable this. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1169,7 +1169,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.filesystem.domain.time_to_full"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "disk_health.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "disk_health.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Off by default: it is the same forecast the default's disk_health.filesystem.time_to_full carries for each of the domain's mounts. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1193,7 +1193,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.filesystem.domain.time_to_full"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "disk_health.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "disk_health.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Off by default: it is the same forecast the default's disk_health.filesystem.time_to_full carries for each of the domain's mounts. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1224,7 +1224,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.filesystem.domain.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Off by default, as disk_health.filesystem.domain.limit: the values are each of the domain's mounts' system.filesystem.usage. Enabled, the domain's disk_health.filesystem.domain.headroom also has its free_blocks point. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1253,7 +1253,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.filesystem.domain.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Off by default, as disk_health.filesystem.domain.limit: the values are each of the domain's mounts' system.filesystem.usage. Enabled, the domain's disk_health.filesystem.domain.headroom also has its free_blocks point. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())

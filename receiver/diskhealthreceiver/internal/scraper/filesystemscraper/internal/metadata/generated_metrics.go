@@ -387,7 +387,7 @@ type metricDiskHealthFilesystemStatus struct {
 // init fills disk_health.filesystem.status metric with initial data.
 func (m *metricDiskHealthFilesystemStatus) init() {
 	m.data.SetName("disk_health.filesystem.status")
-	m.data.SetDescription("Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.")
+	m.data.SetDescription("Whether the last statfs of the mount worked: 1 for the current status; the status just left is sent once at 0, so the backend's last value of it is 0 and an alert on a status other than ok at 1 resolves at the change, and a mount costs one point at steady state instead of six. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions, so not a full state set.")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)

@@ -309,7 +309,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.filesystem.status"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Whether the last statfs of the mount worked: 1 for the current status; the status just left is sent once at 0, so the backend's last value of it is 0 and an alert on a status other than ok at 1 resolves at the change, and a mount costs one point at steady state instead of six. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions, so not a full state set.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -341,7 +341,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.filesystem.status"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Whether the last statfs of the mount worked: 1 for the current status; the status just left is sent once at 0, so the backend's last value of it is 0 and an alert on a status other than ok at 1 resolves at the change, and a mount costs one point at steady state instead of six. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions, so not a full state set.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())

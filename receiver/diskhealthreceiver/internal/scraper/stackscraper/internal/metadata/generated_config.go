@@ -697,7 +697,7 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled: true,
 		},
 		DiskHealthFilesystemReadOnlyAfterErrors: DiskHealthFilesystemReadOnlyAfterErrorsMetricConfig{
-			Enabled: true,
+			Enabled: false,
 		},
 		DiskHealthLogicalDiskMdArrayState: DiskHealthLogicalDiskMdArrayStateMetricConfig{
 			Enabled: true,

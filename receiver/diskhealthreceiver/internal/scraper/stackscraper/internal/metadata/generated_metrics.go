@@ -1041,7 +1041,7 @@ type metricDiskHealthFilesystemReadOnlyAfterErrors struct {
 // init fills disk_health.filesystem.read_only_after_errors metric with initial data.
 func (m *metricDiskHealthFilesystemReadOnlyAfterErrors) init() {
 	m.data.SetName("disk_health.filesystem.read_only_after_errors")
-	m.data.SetDescription("1 when the kernel made the filesystem read-only because of errors (ext4 emergency_ro, or a read-only superblock under a read-write mount of a filesystem with recorded errors). Stack. Not in semantic conventions.")
+	m.data.SetDescription("1 when the kernel made the filesystem read-only because of errors (ext4 emergency_ro, or a read-only superblock under a read-write mount of a filesystem with recorded errors). Off by default: it repeats disk_health.filesystem.error_status{disk_health.filesystem.error_state=read_only_after_errors} for ext4, which also covers btrfs, tells an administrator's ro remount of another mount of the filesystem from the errors' and gives way to shutdown. Stack. Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)

@@ -69,7 +69,7 @@ func TestMetricsBuilder(t *testing.T) {
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordDiskHealthFilesystemLastErrorTimeDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", AttributeSystemFilesystemTypeExt4)
-			defaultMetricsCount++
+
 			allMetricsCount++
 			mb.RecordDiskHealthFilesystemReadOnlyAfterErrorsDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", AttributeSystemFilesystemTypeExt4)
 			defaultMetricsCount++
@@ -283,7 +283,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["disk_health.filesystem.read_only_after_errors"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "1 when the kernel made the filesystem read-only because of errors (ext4 emergency_ro, or a read-only superblock under a read-write mount of a filesystem with recorded errors). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "1 when the kernel made the filesystem read-only because of errors (ext4 emergency_ro, or a read-only superblock under a read-write mount of a filesystem with recorded errors). Off by default: it repeats disk_health.filesystem.error_status{disk_health.filesystem.error_state=read_only_after_errors} for ext4, which also covers btrfs, tells an administrator's ro remount of another mount of the filesystem from the errors' and gives way to shutdown. Stack. Not in semantic conventions.", mi.Description())
 					assert.Equal(t, "1", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
