@@ -510,7 +510,7 @@ func TestNVMePathsInPrometheus(t *testing.T) {
 	dir := t.TempDir()
 	root := testkit.NewRoot(t)
 	root.CopyTree(filepath.Join("..", "receiver", "diskhealthreceiver", "internal", "nvmesubsys", "testdata", "k6.1-ana"), "", nil)
-	root.Write("proc/stat", procStat(time.Now().Add(-time.Hour)))
+	root.Write("proc/stat", testkit.ProcStat(time.Now().Add(-time.Hour)))
 	root.Write("proc/diskstats", " 259       0 nvme0n1 500 0 4000 100 200 0 1600 50 0 120 150 0 0 0 0 0 0\n")
 	// The stack source's filesystem error part reads the mount table; a scrape with a part failing
 	// reports no point.
