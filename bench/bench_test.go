@@ -81,7 +81,7 @@ const runTimeout = 10 * time.Minute
 // is user+system CPU per scrape (GC included), points/op the data points delivered per scrape.
 func benchScrape(b *testing.B, r Receiver, src Source, n, m int) {
 	tree(b, n, m)
-	run, err := Start(b.Context(), r, src, root, nil)
+	run, err := Start(b.Context(), r, src, root, m, nil)
 	require.NoError(b, err)
 	defer func() { require.NoError(b, run.Stop(b.Context())) }()
 	// Two scrapes warm the caches (identities, mount table) and give disk_health its first rates.
@@ -101,19 +101,27 @@ func benchScrape(b *testing.B, r Receiver, src Source, n, m int) {
 }
 
 // Both receivers see the same tree: every device and every mount, and the parity configuration emits
-// exactly hostmetrics' data points. Otherwise the comparison would measure different work.
+// exactly hostmetrics' data points. Otherwise the comparison would measure different work. The default
+// configuration delivers the capacity source's points beside the filesystem source's on mounts.
 func TestSameInputs(t *testing.T) {
 	const devices, mounts = 7, 5
 	tree(t, devices, mounts)
-	seen := func(r Receiver, src Source, suffix string) (values map[string]bool, points int) {
+	seen := func(r Receiver, src Source, suffix string) (values, metrics map[string]bool, points int) {
 		var mu sync.Mutex
-		values = map[string]bool{}
-		run, err := Start(t.Context(), r, src, root, func(md pmetric.Metrics) {
+		values, metrics = map[string]bool{}, map[string]bool{}
+		run, err := Start(t.Context(), r, src, root, mounts, func(md pmetric.Metrics) {
 			mu.Lock()
 			defer mu.Unlock()
 			points = md.DataPointCount()
 			for _, v := range stringAttrs(md, suffix) {
 				values[v] = true
+			}
+			for _, rm := range md.ResourceMetrics().All() {
+				for _, sm := range rm.ScopeMetrics().All() {
+					for _, m := range sm.Metrics().All() {
+						metrics[m.Name()] = true
+					}
+				}
 			}
 		})
 		require.NoError(t, err)
@@ -121,23 +129,25 @@ func TestSameInputs(t *testing.T) {
 		require.NoError(t, run.Stop(t.Context()))
 		mu.Lock()
 		defer mu.Unlock()
-		return values, points
+		return values, metrics, points
 	}
 	for _, c := range []struct {
 		src    Source
 		suffix string
 		want   int
-	}{{Disk, "device", devices}, {Filesystem, "mountpoint", mounts}} {
+		metric string // one the default emits
+	}{{Disk, "device", devices, "disk_health.disk.throughput"}, {Filesystem, "mountpoint", mounts, "disk_health.filesystem.domain.mounts"}} {
 		t.Run(string(c.src), func(t *testing.T) {
-			hm, hmPoints := seen(HostMetrics, c.src, c.suffix)
-			dh, _ := seen(DiskHealth, c.src, c.suffix)
-			parity, parityPoints := seen(DiskHealthParity, c.src, c.suffix)
+			hm, _, hmPoints := seen(HostMetrics, c.src, c.suffix)
+			dh, dhMetrics, _ := seen(DiskHealth, c.src, c.suffix)
+			parity, _, parityPoints := seen(DiskHealthParity, c.src, c.suffix)
 			assert.Len(t, hm, c.want)
 			assert.Len(t, dh, c.want)
+			assert.Contains(t, dhMetrics, c.metric)
 			assert.Len(t, parity, c.want)
 			assert.Equal(t, hmPoints, parityPoints)
 			for _, r := range []Receiver{HostMetricsEngine, DiskHealthEngine} {
-				_, points := seen(r, c.src, c.suffix)
+				_, _, points := seen(r, c.src, c.suffix)
 				assert.Zero(t, points, r)
 			}
 		})

@@ -177,7 +177,7 @@ func read(pid int) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
-	rss, err := statusRSS(pid)
+	rss, err := procstat.RSS(pid)
 	if err != nil {
 		return sample{}, err
 	}
@@ -210,25 +210,6 @@ func statCPU(pid int) (time.Duration, error) {
 		return 0, err
 	}
 	return time.Duration(utime+stime) * time.Second / clockTicks, nil
-}
-
-// statusRSS is VmRSS from /proc/<pid>/status.
-func statusRSS(pid int) (int64, error) {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	var rss int64
-	for line := range strings.Lines(string(status)) {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("VmRSS %q: %w", v, err)
-			}
-			rss = kb << 10
-		}
-	}
-	return rss, nil
 }
 
 func freePorts(n int) ([]int, error) {

@@ -21,11 +21,11 @@ func TestPointsLine(t *testing.T) {
 func TestReport(t *testing.T) {
 	var b bytes.Buffer
 	report(&b, []result{
-		{name: "a", cpu: 2 * time.Second, scrapes: 10, points: 1000},
-		{name: "b", cpu: time.Second, scrapes: 10, points: 500},
+		{name: "a", cpu: 2 * time.Second, scrapes: 10, points: 1000, rss30: 90 << 20, rssMax: 100 << 20},
+		{name: "b", cpu: time.Second, scrapes: 10, points: 500, rss30: 60 << 20, rssMax: 61 << 20},
 	}, 1, 1, time.Second, time.Minute)
-	assert.Contains(t, b.String(), "| a | 200.0 ms | 100 | 2000.00 µs | 2.00× |")
-	assert.Contains(t, b.String(), "| b | 100.0 ms | 50 | 2000.00 µs | 1.00× |")
+	assert.Contains(t, b.String(), "| a | 200.0 ms | 100 | 2000.00 µs | 2.00× | 90.0 MiB | 100.0 MiB | 1.50× |")
+	assert.Contains(t, b.String(), "| b | 100.0 ms | 50 | 2000.00 µs | 1.00× | 60.0 MiB | 61.0 MiB | 1.00× |")
 }
 
 // The parity collector switches on exactly hostmetrics' default disk and filesystem metrics.

@@ -1,5 +1,5 @@
-// Package procstat reads a process's CPU time from /proc for the whole-process measurements
-// (cmd/footprint, cmd/scrapecost).
+// Package procstat reads a process's CPU time and resident memory from /proc for the whole-process
+// measurements (cmd/footprint, cmd/scrapecost).
 package procstat
 
 import (
@@ -35,4 +35,23 @@ func SchedCPU(pid int) (time.Duration, error) {
 		sum += time.Duration(ns)
 	}
 	return sum, nil
+}
+
+// RSS is the resident memory of pid in bytes (VmRSS of /proc/<pid>/status).
+func RSS(pid int) (int64, error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	var rss int64
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("VmRSS %q: %w", v, err)
+			}
+			rss = kb << 10
+		}
+	}
+	return rss, nil
 }

@@ -238,15 +238,7 @@ func (s *capScraper) recordDomain(ctx context.Context, ts pcommon.Timestamp, now
 	// The domain's resource is its mounts' (the filesystem source's for the same mounts).
 	e.Resource(s.mount(group[0].Mount).Res)
 	dev, dom, uuid, typ := m.Source, c.Domain, r.Domain.UUID, m.FSType
-	e.AppendDiskHealthFilesystemDomainLimitDataPoint(ts, emit.Int(u.Limit), dev, dom, uuid, typ)
-	e.AppendDiskHealthFilesystemDomainMountsDataPoint(ts, int64(len(group)), dev, dom, uuid, typ)
-	if r.Forecast.OK {
-		e.AppendDiskHealthFilesystemDomainTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, dom, uuid, typ)
-	}
-	e.AppendDiskHealthFilesystemDomainUsageDataPoint(ts, emit.Int(u.Used), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateUsed)
-	e.AppendDiskHealthFilesystemDomainUsageDataPoint(ts, emit.Int(u.Free), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateFree)
-	e.AppendDiskHealthFilesystemDomainUsageDataPoint(ts, emit.Int(u.Reserved), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateReserved)
-
+	// Metrics in metadata.yaml's (name) order, so that the emitter has no resource to sort.
 	s.byteLimits, s.inodeLimits = limits(u, &s.kubelet.th, s.nodefs != nil && *s.nodefs == r.Domain,
 		s.imagefs != nil && *s.imagefs == r.Domain, s.byteLimits, s.inodeLimits)
 	bind := binding(s.byteLimits)
@@ -263,6 +255,14 @@ func (s *capScraper) recordDomain(ctx context.Context, ts pcommon.Timestamp, now
 	for _, l := range s.inodeLimits {
 		e.AppendDiskHealthFilesystemDomainInodesHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
 	}
+	e.AppendDiskHealthFilesystemDomainLimitDataPoint(ts, emit.Int(u.Limit), dev, dom, uuid, typ)
+	e.AppendDiskHealthFilesystemDomainMountsDataPoint(ts, int64(len(group)), dev, dom, uuid, typ)
+	if r.Forecast.OK {
+		e.AppendDiskHealthFilesystemDomainTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, dom, uuid, typ)
+	}
+	e.AppendDiskHealthFilesystemDomainUsageDataPoint(ts, emit.Int(u.Used), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateUsed)
+	e.AppendDiskHealthFilesystemDomainUsageDataPoint(ts, emit.Int(u.Free), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateFree)
+	e.AppendDiskHealthFilesystemDomainUsageDataPoint(ts, emit.Int(u.Reserved), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateReserved)
 	s.recordProjects(ctx, ts, now, group, r, c, bind)
 	s.recordCheckpoint(ctx, ts, now, r, c.Res, c.MP, dom, bind)
 }

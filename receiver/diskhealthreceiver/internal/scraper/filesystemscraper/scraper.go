@@ -194,9 +194,6 @@ func (s *fsScraper) record(ts pcommon.Timestamp, r *fsusage.Result) {
 		e.AppendDiskHealthFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesFree), dev, dom, uuid, mode, mp, typ, free)
 		e.AppendDiskHealthFilesystemInodesUtilizationDataPoint(ts, float64(u.InodesUsed)/float64(u.Inodes), dev, dom, uuid, mode, mp, typ)
 	}
-	if ok {
-		e.AppendSystemFilesystemLimitDataPoint(ts, emit.Int(u.Limit), dev, dom, uuid, mode, mp, typ)
-	}
 	s.states.Emit(statusKey{dev, dom, uuid, mp, typ}, func(st metadata.AttributeDiskHealthFilesystemStatus, v int64) {
 		e.AppendDiskHealthFilesystemStatusDataPoint(ts, v, dev, dom, uuid, mp, typ, st)
 	}, fsStatuses[r.Status])
@@ -204,6 +201,7 @@ func (s *fsScraper) record(ts pcommon.Timestamp, r *fsusage.Result) {
 		e.AppendDiskHealthFilesystemTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, dom, uuid, mp, typ)
 	}
 	if ok {
+		e.AppendSystemFilesystemLimitDataPoint(ts, emit.Int(u.Limit), dev, dom, uuid, mode, mp, typ)
 		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Used), dev, dom, uuid, mode, mp, typ, used)
 		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Free), dev, dom, uuid, mode, mp, typ, free)
 		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Reserved), dev, dom, uuid, mode, mp, typ, metadata.AttributeSystemFilesystemStateReserved)
