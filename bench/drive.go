@@ -55,7 +55,7 @@ var Receivers = []Receiver{HostMetrics, DiskHealth, DiskHealthParity, HostMetric
 // compares, so the DiskHealth rows run them all: on mounts the filesystem source and the capacity
 // source, which reads the same mount snapshot (fsusage.Shared). The parity and engine rows run the first
 // alone, as hostmetrics has nothing of capacity's.
-var DefaultSources = map[Source][]string{Disk: {"iostat"}, Filesystem: {"filesystem", "capacity"}}
+var DefaultSources = map[Source][]string{Disk: {"iostat"}, Filesystem: diskhealthreceiver.MountSources()}
 
 // Sources are the disk_health sources a receiver configuration runs for src (none for hostmetrics).
 func Sources(r Receiver, src Source) []string {

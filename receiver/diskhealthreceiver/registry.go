@@ -1,6 +1,7 @@
 package diskhealthreceiver // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 
 import (
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -122,6 +123,19 @@ func Sources() []string {
 	names := make([]string, len(registry))
 	for i, r := range registry {
 		names[i] = r.name
+	}
+	return names
+}
+
+// MountSources returns the config keys of the sources that read the mount snapshot, in the order the
+// receiver starts them: together their output is the receiver's for mounts (the filesystem source first,
+// the one whose section selects the mounts).
+func MountSources() []string {
+	var names []string
+	for _, r := range registry {
+		if slices.Contains(r.needs, mountsSnapshot) {
+			names = append(names, r.name)
+		}
 	}
 	return names
 }
