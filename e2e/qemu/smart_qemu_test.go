@@ -23,7 +23,8 @@ import (
 	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 )
 
-// TestSMARTAgainstSmartctlQEMU boots a Debian kernel under QEMU with an emulated NVMe controller, an IDE
+// TestSMARTAgainstSmartctlQEMU boots a Debian kernel under QEMU with an emulated NVMe controller (two
+// namespaces of different block sizes, each compared with `nvme id-ns`), an IDE
 // disk, an AHCI disk posing as a Seagate ST4000DM004 (drive database entry, WWN, 7200 rpm), a
 // virtio-scsi disk and a scsi_debug disk, runs the disk_health receiver inside (real ioctls through
 // the real kernel), and compares every value it reports with `smartctl -x --json` (7.3) and
@@ -49,7 +50,7 @@ func TestSMARTAgainstSmartctlQEMU(t *testing.T) {
 					"path": "/machine/peripheral/nvme0", "property": "smart_critical_warning", "value": 4}})
 			}()
 		}
-	})
+	}, smartNamespace2)
 	log := run.log
 	if p := os.Getenv("DISKHEALTH_VM_LOG"); p != "" {
 		// For a person to read: the guest's whole output, tools' JSON and exports included.
@@ -91,7 +92,7 @@ func TestSMARTAgainstSmartctlQEMU(t *testing.T) {
 				sawSeagate++
 			}
 		case "nvme":
-			checkNVMe(t, d, tools)
+			checkNVMe(t, d, tools, b.SysNSID)
 			sawNVMe++
 		case "scsi":
 			sc := smartctlJSON(t, tools, "smartctl -a /dev/"+name)
@@ -353,7 +354,7 @@ func nvmeCLI(t *testing.T, tools map[string]json.RawMessage, key string) map[str
 
 var nvmeBits = []string{"spare_below_threshold", "temperature", "reliability_degraded", "read_only", "volatile_backup_failed", "pmr_unreliable"}
 
-func checkNVMe(t *testing.T, d *smartDisk, tools map[string]json.RawMessage) {
+func checkNVMe(t *testing.T, d *smartDisk, tools map[string]json.RawMessage, nsids map[string]string) {
 	t.Helper()
 	assert.Equal(t, "ok", d.state("disk_health.physical_disk.smart.read.status", "smart.read.status"))
 	// QEMU's controller (NVMe 1.4, LPA 07h, no OCP or Amazon identity) advertises one optional log,
@@ -371,17 +372,84 @@ func checkNVMe(t *testing.T, d *smartDisk, tools map[string]json.RawMessage) {
 	assert.Equal(t, sc.SerialNumber, d.res["hw.serial_number"])
 	assert.Equal(t, sc.FirmwareVersion, d.res["hw.firmware_version"])
 	assert.Equal(t, "SSD", d.res["hw.physical_disk.type"])
-	d.expect(t, float64(sc.UserCapacity.Bytes), "hw.physical_disk.size")
+	sizes := checkNamespaces(t, d, tools, nsids)
+	assert.EqualValues(t, sc.UserCapacity.Bytes, sizes["nvme0n1"], "smartctl's capacity is namespace 1's")
+	ctrl := nvmeCLI(t, tools, "nvme id-ctrl /dev/nvme0")
+	// The controller's size is its TNVMCAP; QEMU reports none, and then it is its namespaces' sum.
+	total := ctrl["tnvmcap"]
+	if total == 0 {
+		for _, size := range sizes {
+			total += size
+		}
+	}
+	d.expect(t, total, "hw.physical_disk.size")
 
 	log := nvmeCLI(t, tools, "nvme smart-log /dev/nvme0")
 	checkNVMeLog(t, d, log)
-	ctrl := nvmeCLI(t, tools, "nvme id-ctrl /dev/nvme0")
 	d.expect(t, ctrl["wctemp"]-273, "hw.temperature.limit", "hw.limit_type", "high.degraded")
 	d.expect(t, ctrl["cctemp"]-273, "hw.temperature.limit", "hw.limit_type", "high.critical")
 	// smartctl reads the same log: the two tools agree with each other too.
 	assert.EqualValues(t, log["critical_warning"], sc.NVMeLog.CriticalWarning)
 	require.NotNil(t, sc.SmartStatus)
 	assert.Equal(t, sc.SmartStatus.Passed, d.state("hw.status", "hw.state") == "ok")
+}
+
+// smartNamespace2 is the SMART guest's second NVMe namespace: another size and block size than the
+// first (64 MiB of 512-byte blocks), so that a size taken from the wrong namespace or counted in the
+// wrong block size shows.
+var smartNamespace2 = nvmeNamespace{nsid: 2, size: "32M", blockSize: 4096}
+
+// nvmeBlockSizes are the block sizes the guest's namespaces were given, by NSID.
+var nvmeBlockSizes = map[string]uint64{"1": 512, strconv.Itoa(smartNamespace2.nsid): uint64(smartNamespace2.blockSize)}
+
+// nvmeIDNS is the part of `nvme id-ns -o json` the comparison reads.
+type nvmeIDNS struct {
+	NSZE, NCAP, NUSE uint64
+	NSFEAT, FLBAS    uint8
+	LBAFs            []struct {
+		DS uint8 `json:"ds"`
+	} `json:"lbafs"`
+}
+
+// checkNamespaces: each namespace's size (NSZE), and for a thin provisioned one its capacity (NCAP) and
+// usage (NUSE), in bytes, equal `nvme id-ns` on its block device, in the block size it was given; on a
+// namespace that is not thin provisioned NUSE is NCAP is NSZE, and neither is exported. It returns the
+// sizes by block device.
+func checkNamespaces(t *testing.T, d *smartDisk, tools map[string]json.RawMessage, nsids map[string]string) map[string]float64 {
+	t.Helper()
+	require.Len(t, nsids, len(nvmeBlockSizes), "the namespaces' block devices: %v", nsids)
+	sizes := map[string]float64{}
+	for name, nsid := range nsids {
+		key := "nvme id-ns /dev/" + name
+		raw, ok := tools[key]
+		require.True(t, ok, "no %q", key)
+		var ns nvmeIDNS
+		require.NoError(t, json.Unmarshal(raw, &ns), key)
+		// FLBAS bits 3:0, and 6:5 above them, index the LBA format in use.
+		f := int(ns.FLBAS&0x0F) | int(ns.FLBAS>>5&0x03)<<4
+		require.Less(t, f, len(ns.LBAFs), key)
+		bs := uint64(1) << ns.LBAFs[f].DS
+		require.Equal(t, nvmeBlockSizes[nsid], bs, "%s (NSID %s): nvme-cli's block size is the one QEMU was given", name, nsid)
+		kv := []string{"hw.name", name, "disk_health.nvme.namespace.id", nsid}
+		d.expect(t, float64(ns.NSZE*bs), "disk_health.nvme.namespace.size", kv...)
+		sizes[name] = float64(ns.NSZE * bs)
+		capacity, hasCap := d.get("disk_health.nvme.namespace.capacity", kv...)
+		usage, hasUse := d.get("disk_health.nvme.namespace.usage", kv...)
+		t.Logf("%s (NSID %s, %d-byte blocks): nvme id-ns NSZE %d NCAP %d NUSE %d NSFEAT %#x; receiver size %.0f B, capacity %.0f B (%v), usage %.0f B (%v)",
+			name, nsid, bs, ns.NSZE, ns.NCAP, ns.NUSE, ns.NSFEAT, sizes[name], capacity, hasCap, usage, hasUse)
+		if ns.NSFEAT&0x01 != 0 {
+			d.expect(t, float64(ns.NCAP*bs), "disk_health.nvme.namespace.capacity", kv...)
+			d.expect(t, float64(ns.NUSE*bs), "disk_health.nvme.namespace.usage", kv...)
+			continue
+		}
+		// QEMU 7.2 has no thin provisioning: what the receiver leaves out is the size again.
+		assert.Equal(t, ns.NSZE, ns.NCAP, "%s: NCAP of a namespace without thin provisioning", name)
+		assert.Equal(t, ns.NCAP, ns.NUSE, "%s: NUSE of a namespace without thin provisioning", name)
+		assert.False(t, hasCap, "%s: a capacity for a namespace without thin provisioning", name)
+		assert.False(t, hasUse, "%s: a usage for a namespace without thin provisioning", name)
+	}
+	assert.Len(t, d.points["disk_health.nvme.namespace.size"], len(nsids), "one size per namespace")
+	return sizes
 }
 
 func checkNVMeLog(t *testing.T, d *smartDisk, log map[string]float64) {

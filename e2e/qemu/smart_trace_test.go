@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -446,6 +447,26 @@ func checkDiskCommands(t *testing.T, run *vmRun) {
 	// Three cycles in phase1, IDENTIFY only in the first: the cache holds.
 	assert.Equal(t, identifiesPerDisk, p1["ahci port 0: ATA ECh (IDENTIFY DEVICE)"], "IDENTIFY DEVICE once per disk, and smart.go's own at open")
 	assert.GreaterOrEqual(t, p1["ahci port 0: ATA E5h (CHECK POWER MODE)"], 3, "CHECK POWER MODE every cycle")
+	// The namespaces' size, capacity and usage come from the Identify Namespace (CNS 00h) the identity is
+	// read with: once per namespace from a fresh receiver, and never again from a running one, as none of
+	// QEMU's is thin provisioned (no NUSE to follow).
+	const identifyNS = "nvme: NVMe admin 06h target 00h (Identify)"
+	for w, want := range map[string]int{"phase1": len(nvmeBlockSizes), "repeat": 0, "nodrivedb": len(nvmeBlockSizes), "many": len(nvmeBlockSizes)} {
+		assert.Equal(t, want, r.inside[w][identifyNS], "window %s: Identify Namespace", w)
+	}
+	// Nothing beyond what the SMART source sent before it read namespaces: the controller's identity and
+	// its SMART and error logs, and the hwmon driver's temperature threshold (unprivileged fallback).
+	nvmeKinds := map[string]bool{}
+	for _, cmds := range r.inside {
+		for k := range cmds {
+			if strings.HasPrefix(k, "nvme: ") {
+				nvmeKinds[k] = true
+			}
+		}
+	}
+	assert.ElementsMatch(t, []string{identifyNS, "nvme: NVMe admin 06h target 01h (Identify)",
+		"nvme: NVMe admin 02h target 01h (Get Log Page)", "nvme: NVMe admin 02h target 02h (Get Log Page)",
+		"nvme: NVMe admin 0Ah target 04h (Get Features)"}, slices.Sorted(maps.Keys(nvmeKinds)), "the NVMe commands in the receiver's windows")
 	for _, w := range []string{"critical-warning", "repeat", "nodrivedb"} {
 		for _, disk := range []string{"ide.0 master", "ahci port 0"} {
 			assert.Positive(t, r.inside[w][disk+": ATA B0h/D0h (SMART READ DATA)"], "window %s: no SMART READ DATA on %s", w, disk)

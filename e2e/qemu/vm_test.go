@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -233,22 +234,25 @@ mv "$BASE.tmp" "$BASE"
 rm -rf "$R" lib
 `
 
-// vmInit is the guest's /init: load the modules, wait for the five disks, run the test program with its
-// output on the second serial port (raw, away from kernel messages), print its exit status, power off.
-var vmInit = `#!/bin/busybox sh
+// vmInit is the guest's /init: load the modules, wait for the disks (five, and the NVMe namespaces
+// beside the first), run the test program with its output on the second serial port (raw, away from
+// kernel messages), print its exit status, power off.
+func vmInit(disks int) string {
+	return `#!/bin/busybox sh
 /bin/busybox --install -s /bin
 export PATH=/bin:/usr/sbin:/usr/bin HOME=/tmp TMPDIR=/tmp
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 for m in $(cat /lib/modules/load.list); do insmod /lib/modules/$m 2>/dev/null || echo "vmtest: insmod $m failed"; done
-i=0; while [ "$(ls /sys/block | grep -cE '^(sd|nvme)')" -lt 5 ] && [ $i -lt 200 ]; do usleep 100000; i=$((i + 1)); done
+i=0; while [ "$(ls /sys/block | grep -cE '^(sd|nvme)')" -lt ` + strconv.Itoa(disks) + ` ] && [ $i -lt 200 ]; do usleep 100000; i=$((i + 1)); done
 O=/dev/ttyS1; stty -F $O raw -echo
 cd /tmp; /test/guest >$O 2>&1; echo "` + vmproto.MarkerExit + `$?" >$O
 sync; poweroff -f
 `
+}
 
 // bootGuest is the one preamble of the QEMU tests: the kernel and base initramfs (prepareVM), the
-// guest program e2e/internal/<name> built for the VM, and one boot of it (boot, with onLine).
-func bootGuest(t *testing.T, name string, timeout time.Duration, onLine func(run *vmRun, line string)) (*vmKit, *vmRun) {
+// guest program e2e/internal/<name> built for the VM, and one boot of it (boot, with onLine and nss).
+func bootGuest(t *testing.T, name string, timeout time.Duration, onLine func(run *vmRun, line string), nss ...nvmeNamespace) (*vmKit, *vmRun) {
 	t.Helper()
 	if testing.Short() {
 		t.Skipf("SKIPPED QEMU TEST (%s): -short", name)
@@ -259,7 +263,7 @@ func bootGuest(t *testing.T, name string, timeout time.Duration, onLine func(run
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building the guest program: %s", out)
-	run := kit.boot(t, guest, timeout, onLine)
+	run := kit.boot(t, guest, timeout, onLine, nss...)
 	t.Logf("VM run (kernel %s, boot to power-off): %v", kit.kver, run.took.Round(100*time.Millisecond))
 	return kit, run
 }
@@ -294,17 +298,26 @@ type vmRun struct {
 	took  time.Duration
 }
 
+// nvmeNamespace is a namespace the emulated NVMe controller gets beside its first (its own drive, 64 MiB
+// of 512-byte blocks): a guest that reads every namespace asks for some, the others keep one disk per
+// kind (the guests count disks and namespaces).
+type nvmeNamespace struct {
+	nsid      int
+	size      string // truncate's size of its image
+	blockSize int    // logical and physical: QEMU formats it with the LBA format of that data size
+}
+
 // boot starts the VM with guest as the test program and waits for it to power off. onLine is called
 // for each line the guest prints while it runs (it may talk to QMP; it must not block, or the window
 // markers after that line are timed late).
-func (k *vmKit) boot(t *testing.T, guest string, timeout time.Duration, onLine func(run *vmRun, line string)) *vmRun {
+func (k *vmKit) boot(t *testing.T, guest string, timeout time.Duration, onLine func(run *vmRun, line string), nss ...nvmeNamespace) *vmRun {
 	t.Helper()
-	return k.bootWith(t, guest, nil, timeout, onLine)
+	return k.bootWith(t, guest, nil, timeout, onLine, nss...)
 }
 
 // bootWith is boot with more files in the guest's /test: files maps a name there to a host file (a test
 // binary the guest program runs).
-func (k *vmKit) bootWith(t *testing.T, guest string, files map[string]string, timeout time.Duration, onLine func(run *vmRun, line string)) *vmRun {
+func (k *vmKit) bootWith(t *testing.T, guest string, files map[string]string, timeout time.Duration, onLine func(run *vmRun, line string), nss ...nvmeNamespace) *vmRun {
 	t.Helper()
 	run := &vmRun{dir: t.TempDir(), marks: map[string]time.Time{}}
 	run.testLog = filepath.Join(run.dir, "test.log")
@@ -314,7 +327,7 @@ func (k *vmKit) bootWith(t *testing.T, guest string, files map[string]string, ti
 	require.NoError(t, os.WriteFile(events, []byte(strings.Join(qemuTraceEvents, "\n")+"\n"), 0o644))
 	ov := filepath.Join(run.dir, "ov")
 	require.NoError(t, os.MkdirAll(filepath.Join(ov, "test"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(ov, "init"), []byte(vmInit), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ov, "init"), []byte(vmInit(5+len(nss))), 0o755))
 	data, err := os.ReadFile(guest)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(ov, "test", "guest"), data, 0o755))
@@ -347,6 +360,12 @@ for d in nvme ide sata scsi; do truncate -s 64M "$RUN/$d.img"; done`, "OV="+ov, 
 		"-drive", img("sata"), "-device", "ide-hd,drive=sata,bus=ahci.0,model=ST4000DM004-2CV104,serial=ZFN0TEST,rotation_rate=7200,wwn=0x5000c500a1b2c3d4",
 		"-device", "virtio-scsi-pci,id=vs0",
 		"-drive", img("scsi"), "-device", "scsi-hd,drive=scsi,bus=vs0.0,serial=SCSITEST",
+	}
+	for _, ns := range nss {
+		id := fmt.Sprintf("nvmens%d", ns.nsid)
+		shell(t, time.Minute, `truncate -s "$SIZE" "$IMG"`, "SIZE="+ns.size, "IMG="+filepath.Join(run.dir, id+".img"))
+		args = append(args, "-drive", img(id), "-device", fmt.Sprintf("nvme-ns,drive=%s,bus=nvme0,nsid=%d,logical_block_size=%d,physical_block_size=%d",
+			id, ns.nsid, ns.blockSize, ns.blockSize))
 	}
 	if accel == "kvm" {
 		args = append(args, "-cpu", "host")

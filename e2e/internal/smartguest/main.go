@@ -80,11 +80,16 @@ func logger() *zap.Logger {
 	return l
 }
 
+// metrics turns on the namespace size, off by default (the I/O source has it), for the host to compare
+// every namespace's with `nvme id-ns`.
+var metrics = map[string]any{"disk_health.nvme.namespace.size": map[string]any{"enabled": true}}
+
 // start runs the receiver with both pipelines on the VM's root: SMART every 2 s, the other sources
 // at their defaults but for the I/O source, off if smartOnly, and an hour between their scrapes.
 func start(smartOnly bool) (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSink, err error) {
 	return guestrx.Start(logger(), map[string]any{
 		"collection_interval": time.Hour.String(),
+		"metrics":             metrics,
 		"iostat":              map[string]any{"enabled": !smartOnly},
 		"smart":               map[string]any{"interval": "2s", "timeout": "20s"},
 	})
@@ -151,13 +156,33 @@ func tools() (map[string]json.RawMessage, error) {
 	}
 	runJSON("nvme smart-log /dev/nvme0", "nvme", "smart-log", "/dev/nvme0", "-o", "json")
 	runJSON("nvme id-ctrl /dev/nvme0", "nvme", "id-ctrl", "/dev/nvme0", "-o", "json")
+	for _, d := range namespaces() {
+		runJSON("nvme id-ns "+d, "nvme", "id-ns", d, "-o", "json")
+	}
 	return out, errors.Join(errs...)
+}
+
+// namespaces lists the NVMe controller's namespace block devices as device nodes.
+func namespaces() []string {
+	var out []string
+	for _, d := range disks() {
+		if strings.HasPrefix(d, "/dev/nvme0n") {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func run() (vmproto.SMARTBundle, error) {
 	t0 := time.Now()
-	b := vmproto.SMARTBundle{Timing: map[string]float64{}, Hwmon: map[string]string{}, SysWWID: map[string]string{}}
+	b := vmproto.SMARTBundle{Timing: map[string]float64{}, Hwmon: map[string]string{}, SysWWID: map[string]string{}, SysNSID: map[string]string{}}
 	b.Kernel = guestrx.Kernel()
+	for _, d := range namespaces() {
+		name := filepath.Base(d)
+		if id, err := os.ReadFile(filepath.Join("/sys/block", name, "nsid")); err == nil {
+			b.SysNSID[name] = strings.TrimSpace(string(id))
+		}
+	}
 	for _, d := range disks() {
 		name := filepath.Base(d)
 		if w, err := os.ReadFile(filepath.Join("/sys/block", name, "wwid")); err == nil {
@@ -285,6 +310,7 @@ func many() (vmproto.SMARTMany, error) {
 	t0 := time.Now()
 	stop, ms, _, err := guestrx.Start(logger(), map[string]any{
 		"collection_interval": time.Hour.String(),
+		"metrics":             metrics,
 		"iostat":              map[string]any{"enabled": false},
 		"smart":               map[string]any{"interval": "100ms", "timeout": "20s"},
 	})

@@ -77,6 +77,7 @@ type SMARTBundle struct {
 	Hwmon     map[string]string  `json:"hwmon"`      // nvme hwmon files
 	Many      SMARTMany          `json:"many"`
 	SysWWID   map[string]string  `json:"sys_wwid"`
+	SysNSID   map[string]string  `json:"sys_nsid"` // each NVMe namespace block device's NSID (sysfs nsid)
 	Timing    map[string]float64 `json:"timing"`
 }
 
