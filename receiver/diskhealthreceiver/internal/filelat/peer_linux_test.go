@@ -5,7 +5,6 @@ package filelat
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
@@ -68,8 +66,7 @@ func TestReadQuantilesAgreeWithBpftrace(t *testing.T) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		testkit.Unavailable(t, "no FUSE here: %v", err)
 	}
-	bpftrace := testkit.Tool(t, "bpftrace", "bpftrace")
-	requireTracefs(t)
+	tools := testkit.Debian.Tools(t, map[string]string{"bpftrace": "bpftrace", "unshare": "util-linux"})
 
 	const fixed, perMiB = 25 * time.Millisecond, 600 * time.Millisecond
 	const short, long, reads, longEvery = 4 << 10, 128 << 10, 100, 20
@@ -89,7 +86,7 @@ func TestReadQuantilesAgreeWithBpftrace(t *testing.T) {
 	p, err := Open(Options{})
 	require.NoError(t, err)
 	defer p.Close()
-	peer := startPeer(t, bpftrace, os.Getpid(), uint64(mnt.Major)<<20|uint64(mnt.Minor))
+	peer := startPeer(t, tools["bpftrace"], tools["unshare"], os.Getpid(), uint64(mnt.Major)<<20|uint64(mnt.Minor))
 
 	before := mountSeries(t, p, mnt.MountPoint)
 	f, err := os.Open(path)
@@ -127,25 +124,6 @@ func TestReadQuantilesAgreeWithBpftrace(t *testing.T) {
 	require.Greater(t, peerBuckets[1].lo, peerBuckets[0].lo, "bpftrace: p99 is a 128 KiB read, p50 a 4 KiB one")
 }
 
-// requireTracefs mounts tracefs at /sys/kernel/tracing for the test when it is not there (bpftrace
-// reads the tracepoints' formats from it) and unmounts it when the test ends.
-func requireTracefs(t *testing.T) {
-	t.Helper()
-	const dir = "/sys/kernel/tracing"
-	if _, err := os.Stat(dir + "/events"); err == nil {
-		return
-	}
-	if err := unix.Mount("tracefs", dir, "tracefs", 0, ""); err != nil {
-		testkit.Unavailable(t, "bpftrace needs tracefs: mount at %s: %v", dir, err)
-	}
-	t.Cleanup(func() {
-		// EBUSY: something else began to use it meanwhile; leave it to them.
-		if err := unix.Unmount(dir, 0); err != nil && !errors.Is(err, unix.EBUSY) {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-}
-
 // peerRun is a bpftrace running peerReadLatency, its JSON lines (-f json) read as they come.
 type peerRun struct {
 	cmd    *exec.Cmd
@@ -153,11 +131,16 @@ type peerRun struct {
 	stderr strings.Builder
 }
 
-// startPeer starts bpftrace on the reads of pid on the device dev and returns once it sees them.
-func startPeer(t *testing.T, bpftrace string, pid int, dev uint64) *peerRun {
+// startPeer starts bpftrace on the reads of pid on the device dev and returns once it sees them. It
+// runs in a mount namespace of its own with tracefs mounted there (bpftrace reads the tracepoints'
+// formats from it, and the host need not have it mounted), as biolat's benchmark runs its peer: the
+// host's mount table is left alone. The namespace changes no pid, and the peer filters on the device,
+// not on a path, so it sees the test's calls as the probe does.
+func startPeer(t *testing.T, bpftrace, unshare string, pid int, dev uint64) *peerRun {
 	t.Helper()
 	r := &peerRun{lines: make(chan string, 64)}
-	r.cmd = exec.Command(bpftrace, "-f", "json", "-e", peerReadLatency, strconv.Itoa(pid), strconv.FormatUint(dev, 10))
+	r.cmd = exec.Command(unshare, "-m", "sh", "-c", `mount -t tracefs tracefs /sys/kernel/tracing && exec "$0" "$@"`,
+		bpftrace, "-f", "json", "-e", peerReadLatency, strconv.Itoa(pid), strconv.FormatUint(dev, 10))
 	r.cmd.Stderr = &r.stderr
 	out, err := r.cmd.StdoutPipe()
 	require.NoError(t, err)
