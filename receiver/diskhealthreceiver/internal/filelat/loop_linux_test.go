@@ -103,14 +103,15 @@ func (d passStats) quantile(q float64) time.Duration {
 // dropped, misses the page cache and waits for its own request to the disk, and each call of the second
 // is served from memory. The probe must count fio's own calls and bytes in fio's cgroup, see the misses
 // and the hits, put every cold call at the disk's speed or slower and the warm median far below it, and
-// time each call within what fio measured around it.
+// time each call within what fio measured around it; and its p50 and p99 of each pass must be within one
+// log2 bucket of bpftrace's on the same calls (issue 35's peer).
 func TestColdAndWarmReadsOnLoopExt4(t *testing.T) {
 	requireRoot(t)
 	h, err := cgroupio.Detect("/sys/fs/cgroup")
 	if err != nil {
 		testkit.Unavailable(t, "no io/blkio cgroup hierarchy: %v", err)
 	}
-	fio := testkit.Tool(t, "fio", "fio")
+	tools := testkit.Debian.Tools(t, map[string]string{"fio": "fio", "bpftrace": "bpftrace", "unshare": "util-linux"})
 	// The disk's time per read request; a call is one request (FUSE's 128 KiB). A page-cache copy of
 	// 128 KiB takes microseconds (~15 µs measured): the passes are apart by two orders of magnitude.
 	const size, chunk, disk = 1 << 30, 128 << 10, time.Millisecond
@@ -118,6 +119,8 @@ func TestColdAndWarmReadsOnLoopExt4(t *testing.T) {
 	path := filepath.Join(mnt, "data")
 	writeFile(t, path, size)
 	loader := testkit.ChildCgroup(t, h.Dir, "loader")
+	m := mountOf(t, mnt)
+	dev := uint64(m.Major)<<20 | uint64(m.Minor)
 
 	p, err := Open(Options{PerCgroup: true})
 	require.NoError(t, err)
@@ -125,9 +128,13 @@ func TestColdAndWarmReadsOnLoopExt4(t *testing.T) {
 
 	var passes [2]passStats
 	for i, name := range []string{"cold", "warm"} {
+		// The peer on the same run: bpftrace on every process's reads of this ext4 (its device), which
+		// only fio reads.
+		peer := startPeer(t, tools["bpftrace"], tools["unshare"], 0, dev)
 		before, cgBefore := mountSeries(t, p, mnt), cgroupSeries(t, p, h, loader, mnt)
-		run := fioRead(t, fio, loader, path, chunk)
+		run := fioRead(t, tools["fio"], loader, path, chunk)
 		d, cg := delta(before, mountSeries(t, p, mnt)), delta(cgBefore, cgroupSeries(t, p, h, loader, mnt))
+		theirs := peer.stop(t)
 		passes[i] = d
 		t.Logf("%s: %d calls (fio), %d (probe), %d (probe, fio's cgroup); %.3f s in calls (fio), %.3f s (probe); pages %d: hits %d, misses %d; p50 ≥ %v (fio %v), p99 ≥ %v (fio %v)",
 			name, run.calls, d.count, cg.count, run.inCalls.Seconds(), d.sum, d.pages, d.hits, d.misses,
@@ -141,6 +148,8 @@ func TestColdAndWarmReadsOnLoopExt4(t *testing.T) {
 		require.LessOrEqual(t, d.sum, 1.01*run.inCalls.Seconds(), "%s: probe time within fio's", name)
 		require.LessOrEqual(t, d.quantile(0.5), run.p50, "%s: p50 within fio's", name)
 		require.LessOrEqual(t, d.quantile(0.99), run.p99, "%s: p99 within fio's", name)
+		require.Equal(t, d.count, theirs.count(), "%s: bpftrace counts the same calls", name)
+		agreeWithPeer(t, name+": ", d, theirs)
 	}
 	cold, warm := passes[0], passes[1]
 	require.GreaterOrEqual(t, float64(cold.misses), 0.95*float64(cold.pages), "cold: miss ratio")
