@@ -83,7 +83,7 @@ func TestReadQuantilesAgreeWithBpftrace(t *testing.T) {
 	mnt := mountOf(t, path)
 	require.Zero(t, mnt.Major, "a FUSE mount: the daemon's delay, not a disk's")
 
-	p, err := Open(Options{})
+	p, err := Open(roomy(Options{}))
 	require.NoError(t, err)
 	defer p.Close()
 	peer := startPeer(t, tools["bpftrace"], tools["unshare"], os.Getpid(), uint64(mnt.Major)<<20|uint64(mnt.Minor))
