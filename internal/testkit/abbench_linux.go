@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/stretchr/testify/require"
@@ -44,23 +45,40 @@ func ABRounds(rounds int, off, on func() float64) (offMed, onMed, lossMed float6
 	return Median(offs), Median(ons), Median(losses), losses
 }
 
-// FioReadIOPS runs fio with args (one job) and returns the job's read IOPS from its JSON report.
-func FioReadIOPS(tb testing.TB, fio string, args ...string) float64 {
+// FioRead is one fio job's reads: IOPS, and the job's CPU time (user and system, fio's own included)
+// per read. On a shared machine IOPS moves with the CPU share the job gets; CPU per read does not, so
+// a CPU-bound job's cost difference between two arms is in CPUPerRead even when IOPS is noise.
+type FioRead struct {
+	IOPS       float64
+	CPUPerRead time.Duration
+}
+
+// FioReadIOPS runs fio with args (one job) and returns the job's reads from its JSON report.
+func FioReadIOPS(tb testing.TB, fio string, args ...string) FioRead {
 	tb.Helper()
 	out, err := exec.Command(fio, append([]string{"--output-format=json"}, args...)...).Output()
 	require.NoError(tb, err, "%s", out)
 	var report struct {
 		Jobs []struct {
 			Read struct {
-				IOPS float64 `json:"iops"`
+				IOPS     float64 `json:"iops"`
+				TotalIOs float64 `json:"total_ios"`
 			} `json:"read"`
+			UsrCPU     float64 `json:"usr_cpu"`
+			SysCPU     float64 `json:"sys_cpu"`
+			JobRuntime float64 `json:"job_runtime"` // ms
 		} `json:"jobs"`
 	}
 	start := bytes.IndexByte(out, '{')
 	require.GreaterOrEqual(tb, start, 0, "fio printed no JSON: %s", out)
 	require.NoError(tb, json.Unmarshal(out[start:], &report))
 	require.Len(tb, report.Jobs, 1)
-	return report.Jobs[0].Read.IOPS
+	j := report.Jobs[0]
+	r := FioRead{IOPS: j.Read.IOPS}
+	if j.Read.TotalIOs > 0 {
+		r.CPUPerRead = time.Duration((j.UsrCPU + j.SysCPU) / 100 * j.JobRuntime * 1e6 / j.Read.TotalIOs)
+	}
+	return r
 }
 
 // MapsMemlock is the kernel memory of every map in coll as the kernel accounts it (the memlock of

@@ -250,7 +250,7 @@ func benchFio(b *testing.B, opts *Options, perCgroup bool) {
 	job := []string{"--name=ab", "--filename=/dev/" + name, "--direct=1",
 		"--ioengine=libaio", "--iodepth=16", "--rw=randread", "--bs=4k", "--runtime=1s", "--time_based",
 		"--randrepeat=1", "--norandommap"}
-	run := func() float64 { return testkit.FioReadIOPS(b, fio, job...) }
+	run := func() float64 { return testkit.FioReadIOPS(b, fio, job...).IOPS }
 	attached := func() float64 {
 		if opts == nil {
 			return run()

@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -179,7 +181,7 @@ func programStats(b *testing.B, progs map[string]*ebpf.Program) map[string]ebpf.
 	return out
 }
 
-// BenchmarkFioIOPS runs fio 4 KiB random reads (psync: one read system call per I/O, one job) of a
+// BenchmarkFileFioIOPS runs fio 4 KiB random reads (psync: one read system call per I/O, one job) of a
 // 128 MiB file, 2 s at a time, in 8 rounds of two adjacent runs with the probe not attached and
 // attached, in alternating order (testkit.ABRounds), and reports the medians of IOPS without and with
 // and of the rounds' losses in percent. page_cache: the file, on an ext4 over a loop device, is read
@@ -187,8 +189,11 @@ func programStats(b *testing.B, progs map[string]*ebpf.Program) map[string]ebpf.
 // run is CPU-bound: the probe's cost shows in full. disk: O_DIRECT reads of the file on an ext4 over
 // a disk of known speed (testkit.DelayDisk, 100 µs a request, served over FUSE: each read waits for
 // its request). control: nothing attached in either arm, the noise floor of the machine at that
-// moment. One iteration is the whole set of rounds.
-func BenchmarkFioIOPS(b *testing.B) {
+// moment. A shared machine gives fio a varying share of its CPUs, which moves IOPS by tens of percent
+// between adjacent runs; fio's CPU time per read does not move with it, so cpu-loss-% (the IOPS a
+// CPU-bound job loses at a full CPU: 1 − CPU per read off / on, median of the rounds) is the figure
+// that resolves the page-cache arm. One iteration is the whole set of rounds.
+func BenchmarkFileFioIOPS(b *testing.B) {
 	requireRoot(b)
 	fio := testkit.Tool(b, "fio", "fio")
 	for _, bc := range []struct {
@@ -214,27 +219,43 @@ func BenchmarkFioIOPS(b *testing.B) {
 			job := []string{"--name=ab", "--filename=" + filepath.Join(mnt, "f"), "--size=128m", direct,
 				"--invalidate=0", "--ioengine=psync", "--rw=randread", "--bs=4k", "--runtime=2s", "--time_based",
 				"--randrepeat=1", "--norandommap"}
-			off := func() float64 { return testkit.FioReadIOPS(b, fio, job...) }
-			on := off
+			// Each run's CPU per read goes in cpu[arm], paired by round: ABRounds runs each arm once a round.
+			cpu := [2][]float64{}
+			run := func(arm int) float64 {
+				r := testkit.FioReadIOPS(b, fio, job...)
+				cpu[arm] = append(cpu[arm], float64(r.CPUPerRead.Nanoseconds()))
+				return r.IOPS
+			}
+			off := func() float64 { return run(0) }
+			on := func() float64 { return run(1) }
 			if bc.attach != nil {
 				on = func() float64 {
 					p, err := Open(*bc.attach)
 					require.NoError(b, err)
 					defer func() { require.NoError(b, p.Close()) }()
-					return off()
+					return run(1)
 				}
 			}
 			off() // lay the file out and, without O_DIRECT, read it into the page cache
+			cpu[0] = nil
 			var offMed, onMed, loss float64
 			var losses []float64
 			load := loadAverage(b)
 			for b.Loop() {
 				offMed, onMed, loss, losses = testkit.ABRounds(8, off, on)
 			}
+			// The IOPS a CPU-bound job would lose at a full CPU: 1 − (CPU per read off / on), per round.
+			var cpuLoss []float64
+			for r := range cpu[0] {
+				cpuLoss = append(cpuLoss, 100*(1-cpu[0][r]/cpu[1][r]))
+			}
 			b.ReportMetric(offMed, "iops-off")
 			b.ReportMetric(onMed, "iops-on")
 			b.ReportMetric(loss, "loss-%")
-			b.Logf("load average %s → %s; rounds' losses %% %.1f", load, loadAverage(b), losses)
+			b.ReportMetric(testkit.Median(cpu[0]), "cpu-ns/read-off")
+			b.ReportMetric(testkit.Median(cpu[1]), "cpu-ns/read-on")
+			b.ReportMetric(testkit.Median(cpuLoss), "cpu-loss-%")
+			b.Logf("load average %s → %s; rounds' IOPS losses %% %.1f; CPU-per-read losses %% %.1f", load, loadAverage(b), losses, cpuLoss)
 		})
 	}
 }
@@ -246,7 +267,7 @@ func loadAverage(b *testing.B) string {
 	return strings.Join(strings.Fields(string(data))[:3], " ")
 }
 
-// BenchmarkProbeMemory opens the probe at several sizes and reports the kernel memory of its maps
+// BenchmarkFileProbeMemory opens the probe at several sizes and reports the kernel memory of its maps
 // (testkit.MapsMemlock: the memlock of each map, what the memory cgroup is charged; the tables are
 // preallocated, so this is what they hold from the start): per mount, the slope between MaxMounts 16
 // and 256 (3 series of a mount's operations each); per cgroup series ({cgroup, mount, operation}:
@@ -256,7 +277,7 @@ func loadAverage(b *testing.B) string {
 // mount of its size (none: Collect reads into fresh slices); collect-B/series is what one Collect
 // allocates per series the table holds (the snapshot the scraper then turns into points). An
 // iteration is one Open and Close at the defaults.
-func BenchmarkProbeMemory(b *testing.B) {
+func BenchmarkFileProbeMemory(b *testing.B) {
 	requireRoot(b)
 	open := func(opts Options) (p *Probe, mem uint64, heap float64) {
 		var before, after runtime.MemStats
@@ -315,4 +336,72 @@ func BenchmarkProbeMemory(b *testing.B) {
 	perSeries := float64(cgroups[1024]-cgroups[64]) / 960
 	b.ReportMetric(perSeries, "map-B/cgroup-series")
 	b.ReportMetric(float64(cgroups[1024]-mounts[256]), "map-B-per-cgroup-table@1024")
+}
+
+// BenchmarkBPFParts is the profile of the programs' run time: the price on this kernel of each kind
+// of step on_enter and on_exit take, as a program on tp_btf/sys_enter made of that step alone,
+// measured by the kernel's statistics over getppid calls (ns/run; the empty program's is the kernel's
+// dispatch and its statistics' two clock reads, which every program pays). on_enter pays for a file
+// call one array lookup, one task-storage get, six bpf_probe_read_kernel (the fd table slot, the
+// inode and its mode, the vfsmount, the mount ID, the mapping) and one clock read; on_exit a
+// task-storage get, a clock read, a hash lookup and 5 atomic adds (4 without bytes).
+func BenchmarkBPFParts(b *testing.B) {
+	requireRoot(b)
+	stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
+	require.NoError(b, err)
+	defer stats.Close()
+	newMap := func(spec *ebpf.MapSpec) *ebpf.Map {
+		m, err := ebpf.NewMap(spec)
+		require.NoError(b, err)
+		b.Cleanup(func() { _ = m.Close() }) // a benchmark's map
+		return m
+	}
+	array := newMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1})
+	hash := newMap(&ebpf.MapSpec{Type: ebpf.Hash, KeySize: 8, ValueSize: 8, MaxEntries: 16})
+	require.NoError(b, hash.Put(uint64(0), uint64(0)))
+	task := newMap(&ebpf.MapSpec{Type: ebpf.TaskStorage, KeySize: 4, ValueSize: 8, Flags: unix.BPF_F_NO_PREALLOC,
+		Key: &btf.Int{Name: "int", Size: 4, Encoding: btf.Signed}, Value: &btf.Int{Name: "u64", Size: 8}})
+	ret := asm.Instructions{asm.Mov.Imm(asm.R0, 0).WithSymbol("out"), asm.Return()}
+	key := func(m *ebpf.Map, size asm.Size) asm.Instructions {
+		return asm.Instructions{asm.StoreImm(asm.RFP, -8, 0, size), asm.LoadMapPtr(asm.R1, m.FD()),
+			asm.Mov.Reg(asm.R2, asm.RFP), asm.Add.Imm(asm.R2, -8)}
+	}
+	lookup := func(m *ebpf.Map, size asm.Size) asm.Instructions {
+		return append(key(m, size), asm.FnMapLookupElem.Call())
+	}
+	parts := []struct {
+		name  string
+		insns asm.Instructions
+	}{
+		{"empty", nil},
+		{"ktime_get_ns", asm.Instructions{asm.FnKtimeGetNs.Call()}},
+		{"probe_read_kernel", asm.Instructions{asm.Mov.Reg(asm.R1, asm.RFP), asm.Add.Imm(asm.R1, -8),
+			asm.Mov.Imm(asm.R2, 8), asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, -16), asm.FnProbeReadKernel.Call()}},
+		{"array_lookup", lookup(array, asm.Word)},
+		{"hash_lookup", lookup(hash, asm.DWord)},
+		{"hash_lookup+atomic_add", append(lookup(hash, asm.DWord), asm.JEq.Imm(asm.R0, 0, "out"),
+			asm.Mov.Imm(asm.R1, 1), asm.StoreXAdd(asm.R0, asm.R1, asm.DWord))},
+		{"task_storage_get", asm.Instructions{asm.FnGetCurrentTaskBtf.Call(), asm.Mov.Reg(asm.R2, asm.R0),
+			asm.LoadMapPtr(asm.R1, task.FD()), asm.Mov.Imm(asm.R3, 0), asm.Mov.Imm(asm.R4, 1), asm.FnTaskStorageGet.Call()}},
+	}
+	for _, part := range parts {
+		b.Run(part.name, func(b *testing.B) {
+			prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+				Name: "part", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceRawTp, AttachTo: "sys_enter",
+				Instructions: append(slices.Clone(part.insns), ret...), License: "GPL",
+			})
+			require.NoError(b, err)
+			defer prog.Close()
+			l, err := link.AttachTracing(link.TracingOptions{Program: prog, AttachType: ebpf.AttachTraceRawTp})
+			require.NoError(b, err)
+			defer l.Close()
+			progs := map[string]*ebpf.Program{part.name: prog}
+			before := programStats(b, progs)
+			for b.Loop() {
+				unix.Getppid()
+			}
+			ns, runs := sinceStats(b, progs, before, false)
+			b.ReportMetric(float64(ns.Nanoseconds())/float64(runs), "ns/run")
+		})
+	}
 }
