@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os/exec"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -94,4 +95,16 @@ func MapsMemlock(tb testing.TB, coll *ebpf.Collection) uint64 {
 		total += ml
 	}
 	return total
+}
+
+// HeapKept is how much the live Go heap grew across open (after a collection either side): what the
+// value open returns keeps.
+func HeapKept[T any](open func() T) (T, float64) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	v := open()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return v, float64(after.HeapAlloc) - float64(before.HeapAlloc)
 }

@@ -184,15 +184,7 @@ func latency(w io.Writer, results map[string]result, names []string) {
 	if len(names) == 0 {
 		return
 	}
-	group := func(prefix string) []string {
-		var out []string
-		for _, n := range names {
-			if strings.HasPrefix(n, prefix) {
-				out = append(out, n)
-			}
-		}
-		return out
-	}
+	group := func(prefix string) []string { return withPrefix(names, prefix) }
 	if g := group("BenchmarkBPFRunTimePerIO/"); len(g) > 0 {
 		fmt.Fprintln(w, "\n## Block latency: BPF run time per I/O (kernel.bpf_stats_enabled), medians\n\n| probe | per I/O | budget | by program |\n|---|---:|---|---|")
 		for _, n := range g {
@@ -254,15 +246,7 @@ func latency(w io.Writer, results map[string]result, names []string) {
 // fileLatency prints the file latency source's tables against issue 35's targets: BPF run time per
 // call, fio IOPS loss from the page cache and from a disk, memory per mount and per cgroup series.
 func fileLatency(w io.Writer, results map[string]result, names []string) {
-	group := func(prefix string) []string {
-		var out []string
-		for _, n := range names {
-			if strings.HasPrefix(n, prefix) {
-				out = append(out, n)
-			}
-		}
-		return out
-	}
+	group := func(prefix string) []string { return withPrefix(names, prefix) }
 	met := func(v, limit float64) string {
 		if v <= limit {
 			return "met"
@@ -311,6 +295,17 @@ func fileLatency(w io.Writer, results map[string]result, names []string) {
 			size(r["map-B/mount"]), size(r["map-B/cgroup-series"]), size(r["map-B-fixed"]), size(r["map-B@256mounts"]),
 			size(r["map-B-per-cgroup-table@1024"]), size(r["go-heap-B/mount"]), size(r["collect-B/series"]))
 	}
+}
+
+// withPrefix is the names that begin with prefix, in their order.
+func withPrefix(names []string, prefix string) []string {
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func or(s, def string) string {

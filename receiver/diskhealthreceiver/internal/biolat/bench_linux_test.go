@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -327,14 +326,8 @@ func BenchmarkProbeMemory(b *testing.B) {
 			for _, n := range []int{16, 64, 256} {
 				opts := bc.opts
 				opts.MaxDevices = n
-				var before, after runtime.MemStats
-				runtime.GC()
-				runtime.ReadMemStats(&before)
-				p, err := Open(opts)
-				require.NoError(b, err)
-				runtime.GC()
-				runtime.ReadMemStats(&after)
-				heap[n] = float64(after.HeapAlloc) - float64(before.HeapAlloc)
+				p, h := testkit.HeapKept(func() *Probe { p, err := Open(opts); require.NoError(b, err); return p })
+				heap[n] = h
 				mem[n] = testkit.MapsMemlock(b, p.coll)
 				require.NoError(b, p.Close())
 			}
@@ -396,14 +389,12 @@ func BenchmarkCgroupProbeMemory(b *testing.B) {
 	testkit.RequireRoot(b, "loads BPF")
 	mem, heap := map[int]uint64{}, map[int]float64{}
 	for _, n := range []int{64, 256, 1024} {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		p, err := OpenCgroups(CgroupOptions{MaxCgroups: n})
-		require.NoError(b, err)
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		heap[n] = float64(after.HeapAlloc) - float64(before.HeapAlloc)
+		p, h := testkit.HeapKept(func() *CgroupProbe {
+			p, err := OpenCgroups(CgroupOptions{MaxCgroups: n})
+			require.NoError(b, err)
+			return p
+		})
+		heap[n] = h
 		mem[n] = testkit.MapsMemlock(b, p.coll)
 		require.NoError(b, p.Close())
 	}
