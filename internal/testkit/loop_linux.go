@@ -20,7 +20,7 @@ import (
 // temp directory and mounts it; all of it goes when the test ends (the filelat probe's tests and the
 // filelat source's). The loop device does direct I/O on its image, so that a read the page cache
 // misses reaches the disk, not the image's own cache.
-func Ext4OnLoop(t *testing.T, size int64) string {
+func Ext4OnLoop(t testing.TB, size int64) string {
 	t.Helper()
 	RequireRoot(t, "creates loop devices and mounts")
 	dir := t.TempDir()
@@ -35,7 +35,7 @@ func Ext4OnLoop(t *testing.T, size int64) string {
 // Ext4OnDelayDisk is Ext4OnLoop on a disk of known speed: d (its Size, Writable and Backing set here)
 // served over FUSE, so that a read the page cache misses lasts at least d.Fixed whatever the machine's
 // own disk is (a fast host disk behind a plain loop image made "cold" reads as short as cached ones).
-func Ext4OnDelayDisk(t *testing.T, d DelayDisk) string {
+func Ext4OnDelayDisk(t testing.TB, d DelayDisk) string {
 	t.Helper()
 	RequireRoot(t, "creates loop devices and mounts")
 	dir := t.TempDir()
@@ -45,7 +45,7 @@ func Ext4OnDelayDisk(t *testing.T, d DelayDisk) string {
 
 // ext4OnLoopOver attaches img to a loop device with direct I/O, makes an ext4 on it and mounts it
 // under dir.
-func ext4OnLoopOver(t *testing.T, img, dir string) string {
+func ext4OnLoopOver(t testing.TB, img, dir string) string {
 	t.Helper()
 	losetup := Tool(t, "losetup", "mount")
 	mkfs := Tool(t, "mkfs.ext4", "e2fsprogs")
