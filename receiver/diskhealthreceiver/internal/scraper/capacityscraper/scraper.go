@@ -235,8 +235,10 @@ func (s *capScraper) recordDomain(ctx context.Context, ts pcommon.Timestamp, now
 	}
 	e, m, u := s.e, r.Mount, &r.Usage
 	c := s.mount(m)
-	// The domain's resource is its mounts' (the filesystem source's for the same mounts).
-	e.Resource(s.mount(group[0].Mount).Res)
+	// The domain's resource is its mounts' (the filesystem source's for the same mounts). Every mount of
+	// the group has the domain's major:minor, the resource's one attribute, so the speaking mount's
+	// resource is it: no second cache lookup per domain per scrape.
+	e.Resource(c.Res)
 	dev, dom, uuid, typ := m.Source, c.Domain, r.Domain.UUID, m.FSType
 	// Metrics in metadata.yaml's (name) order, so that the emitter has no resource to sort.
 	s.byteLimits, s.inodeLimits = limits(u, &s.kubelet.th, s.nodefs != nil && *s.nodefs == r.Domain,
