@@ -112,3 +112,78 @@ func nfsFileLatency(t *testing.T, b *vmproto.NFSBundle) {
 	// below it.
 	assert.GreaterOrEqual(t, medians[1], math.Max(delay*math.Exp2(-1.0/8), medians[0]), "the median rises past the delay")
 }
+
+// folioCounts is what the filelat source exported of the read series of the mount at mp: bytes, page-
+// cache hits and misses, calls; the mount's type.
+type folioCounts struct {
+	bytes, hits, misses int64
+	calls               uint64
+	fstype              string
+}
+
+func folioCountsOf(md pmetric.Metrics, mp string) folioCounts {
+	var c folioCounts
+	pdatawalk.ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		a := dp.Attributes()
+		if p, _ := a.Get("system.filesystem.mountpoint"); p.Str() != mp {
+			return
+		}
+		switch m.Name() {
+		case "disk_health.filesystem.io":
+			if d, _ := a.Get("disk.io.direction"); d.Str() == "read" {
+				c.bytes = dp.IntValue()
+			}
+		case "disk_health.filesystem.page_cache.pages":
+			switch r, _ := a.Get("disk_health.page_cache.result"); r.Str() {
+			case "hit":
+				c.hits = dp.IntValue()
+			case "miss":
+				c.misses = dp.IntValue()
+			}
+		}
+	})
+	h, fstype, _, _ := nfsReadHist(md, mp)
+	c.calls, c.fstype = h.Count, fstype
+	return c
+}
+
+// nfsLargeFolios: on 6.1 a large folio's order is folio->_folio_order, not _flags_1's low byte as
+// since 6.6 (where the host's TestColdAndWarmReadsOnLoopExt4 counts misses). The guest's XFS caches a
+// 64 MiB file in large folios (readahead's, read with 1 MiB read(2) calls after a fresh mount); a cold
+// pass must count each of its pages as a miss once, a folio of order n as 2^n pages, and a warm pass
+// each as a hit. A probe counting a large folio as one page has fewer misses than pages, and the
+// rest as hits.
+func nfsLargeFolios(t *testing.T, b *vmproto.NFSBundle) {
+	f := b.Folio
+	require.Len(t, f.Passes, 2, "large-folio passes")
+	pages := int64(f.Size / 4096)
+	var folios, large, inFolios int
+	for order, n := range f.Orders {
+		folios += n
+		inFolios += n << order
+		if order > 0 {
+			large += n
+		}
+	}
+	t.Logf("the file's %d pages after the passes: %d folios by order %v (%d large); the part took %.1f s",
+		pages, folios, f.Orders, large, f.Seconds)
+	require.Equal(t, int(pages), inFolios, "every page of the file cached, in one folio each")
+	require.Positive(t, large, "the XFS page cache holds the file in large folios")
+	for _, p := range f.Passes {
+		c0, c1 := folioCountsOf(unmarshalMetrics(t, p.Before), f.MountPoint), folioCountsOf(unmarshalMetrics(t, p.After), f.MountPoint)
+		bytes, hits, misses, calls := c1.bytes-c0.bytes, c1.hits-c0.hits, c1.misses-c0.misses, c1.calls-c0.calls
+		t.Logf("%s: %d read(2) calls, %d B in %.2f s; filelat %d calls, %d B, pages %d: hits %d, misses %d",
+			p.Name, p.Calls, p.Bytes, p.Seconds, calls, bytes, hits+misses, hits, misses)
+		assert.Equal(t, "xfs", c1.fstype, "%s: the mount's system.filesystem.type", p.Name)
+		require.Equal(t, f.Size, p.Bytes, "%s: the guest read the whole file", p.Name)
+		assert.Equal(t, uint64(p.Calls), calls, "%s: calls", p.Name)
+		assert.Equal(t, int64(p.Bytes), bytes, "%s: bytes", p.Name)
+		if p.Name == "cold" {
+			assert.Equal(t, pages, misses, "cold: each page a miss, once (a folio of order n is 2^n pages)")
+			assert.Zero(t, hits, "cold: no hits")
+		} else {
+			assert.Equal(t, pages, hits, "warm: each page a hit")
+			assert.Zero(t, misses, "warm: no misses")
+		}
+	}
+}

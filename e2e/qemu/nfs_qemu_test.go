@@ -36,6 +36,8 @@ import (
 //   - series: at the defaults no mount has more than 12 points in any export.
 //   - file latency (the v3 mount, nfsFileLatency): the filelat source's read histogram against
 //     mountstats' READ execute time, without and with a netem delay on the loopback interface.
+//   - large folios (an XFS on a loop device, nfsLargeFolios): a cold and a warm buffered read of a
+//     64 MiB file cached in large folios count each page once, as a miss and as a hit.
 //   - hang (the v3 and nconnect mounts): `rpc.nfsd 0` under a receiver scraping each second: each is
 //     unresponsive within one scrape after the mounts' major RPC timeout and the statfs deadline, with
 //     one event; the kernel logs "nfs: server X not responding, still trying" and then "nfs: server X
@@ -52,6 +54,7 @@ func TestNFSClientQEMU(t *testing.T) {
 	t.Run("series", func(t *testing.T) { nfsSeries(t, &b) })
 	t.Run("file latency", func(t *testing.T) { nfsFileLatency(t, &b) })
 	t.Run("hang", func(t *testing.T) { nfsHang(t, &b) })
+	t.Run("large folios", func(t *testing.T) { nfsLargeFolios(t, &b) })
 }
 
 // nfsStat is what the test reads itself of one mount's block of /proc/self/mountstats: what the

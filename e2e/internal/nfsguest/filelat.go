@@ -38,19 +38,11 @@ const readPasses = 2
 // after it; nothing else reads the mount, so the two exports differ by the pass's reads alone.
 func fileLatency(b *vmproto.NFSBundle, logf func(string, ...any), m mount) error {
 	b.ReadMount = m.label
-	logger, logs := guestrx.Observe(zapcore.InfoLevel)
-	defer func() { b.Logs = append(b.Logs, guestrx.Lines(logs)...) }()
-	stop, ms, _, err := guestrx.Start(logger, diskhealthreceiver.Only("filelat"), map[string]any{
-		"collection_interval": interval.String(),
-	})
+	ms, next, stop, err := startFilelat(b, interval)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	_, next, err := guestrx.WaitExport(ms, 0, wait, "the filelat probe attached", filelatScrape)
-	if err != nil {
-		return err
-	}
 	for _, delay := range []time.Duration{0, netemDelay} {
 		if delay > 0 {
 			if err := run(logf, "/usr/sbin/tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", strconv.Itoa(int(delay.Microseconds()))+"us"); err != nil {
@@ -68,6 +60,30 @@ func fileLatency(b *vmproto.NFSBundle, logf func(string, ...any), m mount) error
 		b.ReadPasses = append(b.ReadPasses, p)
 	}
 	return nil
+}
+
+// startFilelat runs a receiver with the filelat source alone, a scrape each every, and waits for its
+// first scrape (the probe attached). It returns the receiver's sink, the index after that scrape, and
+// stop, which shuts the receiver down and puts its log lines into b's logs.
+func startFilelat(b *vmproto.NFSBundle, every time.Duration) (ms *consumertest.MetricsSink, next int, stop func(), err error) {
+	logger, logs := guestrx.Observe(zapcore.InfoLevel)
+	halt, ms, _, err := guestrx.Start(logger, diskhealthreceiver.Only("filelat"), map[string]any{
+		"collection_interval": every.String(),
+	})
+	stop = func() {
+		if halt != nil {
+			halt()
+		}
+		b.Logs = append(b.Logs, guestrx.Lines(logs)...)
+	}
+	if err == nil {
+		_, next, err = guestrx.WaitExport(ms, 0, wait, "the filelat probe attached", filelatScrape)
+	}
+	if err != nil {
+		stop()
+		return nil, 0, nil, err
+	}
+	return ms, next, stop, nil
 }
 
 // readPass reads path, O_DIRECT, block by block, readPasses times, between the receiver's last export

@@ -8,7 +8,8 @@
 // latency part times O_DIRECT reads of the v3 mount with the filelat source, without and with a
 // netem delay on the loopback interface (filelat.go); the hang
 // part stops the server under a receiver scraping each second (netfs and iostat), starts it again and
-// remounts the v3 mount. Everything goes to the host as one JSON line. It is
+// remounts the v3 mount; the large-folio part, last, reads a file cold and warm on an XFS (folio.go).
+// Everything goes to the host as one JSON line. It is
 // built by that test and means nothing outside the VM.
 package main
 
@@ -113,6 +114,10 @@ func runAll(b *vmproto.NFSBundle, logf func(string, ...any)) error {
 	}
 	if err := hang(b, logf, v3, v42n); err != nil {
 		return fmt.Errorf("hang part: %w", err)
+	}
+	// Last: its loop device and XFS stay until the guest powers off, out of the other parts' way.
+	if err := largeFolios(b, logf); err != nil {
+		return fmt.Errorf("large-folio part: %w", err)
 	}
 	return nil
 }

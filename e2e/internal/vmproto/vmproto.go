@@ -259,6 +259,29 @@ type NFSReadPass struct {
 	After            json.RawMessage `json:"after"`  // OTLP JSON
 }
 
+// FolioPass is one read of the large-folio part's file from start to end with read(2) calls: Before is
+// the receiver's export just before it, After the next one, so that the pass lies in one scrape
+// interval.
+type FolioPass struct {
+	Name    string          `json:"name"` // "cold" (a fresh mount) or "warm"
+	Calls   int             `json:"calls"`
+	Bytes   int             `json:"bytes"`
+	Seconds float64         `json:"seconds"` // the reads' wall time
+	Before  json.RawMessage `json:"before"`  // OTLP JSON
+	After   json.RawMessage `json:"after"`   // OTLP JSON
+}
+
+// Folio is nfsguest's large-folio part: a receiver with filelat alone and a file of Size bytes on an
+// XFS at MountPoint, read cold and warm. Orders counts the folios that held the file's pages after the
+// passes, by order (/proc/kpageflags). Seconds is the whole part, modules and mkfs included.
+type Folio struct {
+	MountPoint string      `json:"mount_point"`
+	Size       int         `json:"size"`
+	Passes     []FolioPass `json:"passes"`
+	Orders     map[int]int `json:"orders"`
+	Seconds    float64     `json:"seconds"`
+}
+
 // NFSBundle is what nfsguest reports (MarkerNFS).
 type NFSBundle struct {
 	Guest
@@ -274,6 +297,8 @@ type NFSBundle struct {
 	// without and one with a delay on the loopback interface.
 	ReadMount  string        `json:"read_mount"` // label
 	ReadPasses []NFSReadPass `json:"read_passes"`
+	// Large-folio part (last): reads of a file on an XFS, whose page cache on 6.1 holds large folios.
+	Folio Folio `json:"folio"`
 	// Hang part: a second receiver (netfs and iostat at the defaults, a scrape each Interval).
 	NetfsExports []json.RawMessage `json:"netfs_exports"` // OTLP JSON: every netfs export, in order
 	IostatAt     []int64           `json:"iostat_at"`     // each iostat export's point time (Unix ns)
