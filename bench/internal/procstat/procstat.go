@@ -38,12 +38,6 @@ func SchedCPU(pid int) (time.Duration, error) {
 	return sum, nil
 }
 
-// RSS is the resident memory of pid in bytes (VmRSS of /proc/<pid>/status).
-func RSS(pid int) (int64, error) {
-	m, err := Memory(pid)
-	return m.RSS, err
-}
-
 // Resident is a process's resident memory split by what backs it (/proc/<pid>/status).
 type Resident struct {
 	RSS  int64 // VmRSS: Anon + File + Shmem

@@ -30,7 +30,4 @@ func TestMemorySelf(t *testing.T) {
 	assert.Positive(t, m.Anon)
 	assert.Positive(t, m.File)
 	assert.LessOrEqual(t, m.Anon+m.File, m.RSS)
-	rss, err := RSS(os.Getpid())
-	require.NoError(t, err)
-	assert.InDelta(t, m.RSS, rss, 1<<20)
 }
