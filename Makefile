@@ -35,11 +35,13 @@ BENCH_FLAGS  ?= -benchtime=1s -count=1
 SIDE_FLAGS   ?= -benchtime=1s -count=3 -timeout 120m
 FOOTPRINT    ?= 3m
 SCRAPECOST   ?= 1m
-# The latency source's benchmarks (root): medians of -count runs, and the fio A/B (3 pairs in one run).
+# The latency sources' benchmarks (root): medians of -count runs, and the fio A/B (rounds in one run):
+# block latency (biolat) and file latency (filelat).
 BIOLAT       := ./$(RECEIVER)/internal/biolat/
+FILELAT      := ./$(RECEIVER)/internal/filelat/
 LAT_FLAGS    ?= -benchtime=1s -count=3
-LATENCY_BENCH = $(GO) test -run '^$$' -bench . -skip FioIOPS -benchmem $(LAT_FLAGS) $(BIOLAT) && \
-	$(GO) test -run '^$$' -bench FioIOPS -benchtime=1x -count=1 -timeout 30m $(BIOLAT)
+LATENCY_BENCH = $(GO) test -run '^$$' -bench . -skip FioIOPS -benchmem $(LAT_FLAGS) $(BIOLAT) $(FILELAT) && \
+	$(GO) test -run '^$$' -bench FioIOPS -benchtime=1x -count=1 -timeout 30m $(BIOLAT) $(FILELAT)
 
 .PHONY: all run build build-hostmetrics image helm test unit generate bpf lint bench bench-latency clean
 
@@ -166,7 +168,7 @@ test: lint image build-hostmetrics $(HELM)
 
 bench: build build-hostmetrics
 	set -o pipefail; cd bench && $(GO) test -run '^$$' -bench . $(SIDE_FLAGS) . | tee ../bench.out
-	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem $(BENCH_FLAGS) $$($(GO) list ./$(RECEIVER)/... | grep -v /internal/biolat$$) | tee -a bench.out
+	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem $(BENCH_FLAGS) $$($(GO) list ./$(RECEIVER)/... | grep -v -e /internal/biolat$$ -e /internal/filelat$$) | tee -a bench.out
 	set -o pipefail; { $(LATENCY_BENCH); } | tee -a bench.out
 	cd bench && $(GO) run ./cmd/benchtable < ../bench.out | tee ../bench.md
 	cd bench && $(GO) run ./cmd/footprint -otelcol $(DIST) -duration $(FOOTPRINT) | tee -a ../bench.md

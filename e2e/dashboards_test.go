@@ -263,3 +263,32 @@ func TestAlertingExamplesNames(t *testing.T) {
 	assert.Positive(t, langs["esql"], "no Elasticsearch example")
 	assert.Positive(t, langs["datadog"], "no Datadog example")
 }
+
+// TestRulesReadMetricsOnByDefault: every metric of the receiver's that an alert rule reads (both rule
+// files) is on by default in its source's metadata, so a rule fires as shipped once its source runs
+// (sources that are opt-in, as filelat, say so in the rule). PodGPUIdleWaitingOnIO read the pod's 10 s
+// stall gauge, which is off by default and on in no shipped config: as shipped it never fired.
+func TestRulesReadMetricsOnByDefault(t *testing.T) {
+	prom := promNames(t, loadDocumentation(t))
+	_, byDefault := sourceMetrics(t)
+	// The receiver's own metric (disk_health.source.status) is documented beside the sources'.
+	data, err := os.ReadFile(receiverDocumentation)
+	require.NoError(t, err)
+	defaults, _, _ := strings.Cut(string(data), "\n## Optional Metrics")
+	ms, err := parseDocumentation(data)
+	require.NoError(t, err)
+	for _, m := range ms {
+		byDefault[m.Name] = strings.Contains(defaults, "\n### "+m.Name+"\n")
+	}
+	for _, file := range []string{rulesFile, gpuRulesFile} {
+		for rule, expr := range ruleExprsOf(t, file) {
+			for _, n := range promqlMetricNames(expr) {
+				if strings.HasPrefix(n, "DCGM_") {
+					continue
+				}
+				require.Contains(t, prom, n, "%s: %s", file, rule)
+				assert.True(t, byDefault[prom[n]], "%s: %s reads %s (%s), off by default", file, rule, n, prom[n])
+			}
+		}
+	}
+}

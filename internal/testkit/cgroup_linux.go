@@ -23,16 +23,23 @@ func ChildCgroup(t testing.TB, dir, name string) string {
 	path := filepath.Join(dir, fmt.Sprintf("diskhealth-test-%d-%s", os.Getpid(), name))
 	require.NoError(t, os.Mkdir(path, 0o755))
 	t.Cleanup(func() {
-		// rmdir fails with EBUSY for a moment after the last process exits.
-		var err error
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if err = os.Remove(path); err == nil || errors.Is(err, fs.ErrNotExist) {
-				return
-			}
+		if err := RemoveCgroup(path); err != nil {
+			t.Error(err)
 		}
-		t.Errorf("remove cgroup %s: %v", path, err)
 	})
 	return path
+}
+
+// RemoveCgroup removes the empty cgroup path, if it is still there. rmdir fails with EBUSY for a moment
+// after the last process exits, so it tries again for up to 5 s.
+func RemoveCgroup(path string) error {
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if err = os.Remove(path); err == nil || errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+	}
+	return fmt.Errorf("remove cgroup %s: %w", path, err)
 }
 
 // CgroupCommand is the command that runs argv in cgroup dir: the shell joins it, then execs argv, so

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -19,11 +20,13 @@ type result map[string]float64
 
 var (
 	line   = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
-	metric = regexp.MustCompile(`([0-9.e+]+) (\S+)`)
+	metric = regexp.MustCompile(`(-?[0-9.e+]+) (\S+)`)
 	side   = regexp.MustCompile(`^Benchmark(Disk|Filesystem)/(devices|mounts)=(\d+)/recv=(\S+)$`)
 	floor  = regexp.MustCompile(`^BenchmarkDiskstatsFloor/devices=(\d+)$`)
 	// The block latency source's benchmarks (biolat, latencyscraper), in a section of their own.
 	latencyBench = regexp.MustCompile(`^Benchmark(BPFRunTimePerIO|FioIOPS|ProbeMemory|Snapshot|LatencyScrape)/`)
+	// The file latency source's (filelat), in a section of their own.
+	fileBench = regexp.MustCompile(`^Benchmark(BPFRunTimePerOp/|BPFParts/|FileFioIOPS/|FileProbeMemory$)`)
 )
 
 func main() {
@@ -89,7 +92,7 @@ func print(w io.Writer, results map[string]result, order []string) {
 	cases := map[key]map[string]result{}
 	var keys []key
 	var floors []int
-	var other, lat []string
+	var other, lat, files []string
 	for _, name := range order {
 		if m := side.FindStringSubmatch(name); m != nil {
 			n, _ := strconv.Atoi(m[3])
@@ -108,6 +111,10 @@ func print(w io.Writer, results map[string]result, order []string) {
 		}
 		if latencyBench.MatchString(name) {
 			lat = append(lat, name)
+			continue
+		}
+		if fileBench.MatchString(name) {
+			files = append(files, name)
 			continue
 		}
 		other = append(other, name)
@@ -151,6 +158,7 @@ func print(w io.Writer, results map[string]result, order []string) {
 		}
 	}
 	latency(w, results, lat)
+	fileLatency(w, results, files)
 	if len(other) > 0 {
 		fmt.Fprintln(w, "\n## The receiver's own benchmarks\n\n| benchmark | time/op | B/op | allocs/op | other |\n|---|---:|---:|---:|---|")
 		for _, name := range other {
@@ -177,15 +185,7 @@ func latency(w io.Writer, results map[string]result, names []string) {
 	if len(names) == 0 {
 		return
 	}
-	group := func(prefix string) []string {
-		var out []string
-		for _, n := range names {
-			if strings.HasPrefix(n, prefix) {
-				out = append(out, n)
-			}
-		}
-		return out
-	}
+	group := func(prefix string) []string { return withPrefix(names, prefix) }
 	if g := group("BenchmarkBPFRunTimePerIO/"); len(g) > 0 {
 		fmt.Fprintln(w, "\n## Block latency: BPF run time per I/O (kernel.bpf_stats_enabled), medians\n\n| probe | per I/O | budget | by program |\n|---|---:|---|---|")
 		for _, n := range g {
@@ -242,6 +242,74 @@ func latency(w io.Writer, results map[string]result, names []string) {
 				per("ns/device", dur), per("B/device", size), per("allocs/device", count), per("heap-B/device", size))
 		}
 	}
+}
+
+// fileLatency prints the file latency source's tables against issue 35's targets: BPF run time per
+// call, fio IOPS loss from the page cache and from a disk, memory per mount and per cgroup series.
+func fileLatency(w io.Writer, results map[string]result, names []string) {
+	group := func(prefix string) []string { return withPrefix(names, prefix) }
+	met := func(v, limit float64) string {
+		if v <= limit {
+			return "met"
+		}
+		return "not met"
+	}
+	if g := group("BenchmarkBPFRunTimePerOp/"); len(g) > 0 {
+		fmt.Fprintln(w, "\n## File latency: BPF run time per call (kernel.bpf_stats_enabled), medians\n\n"+
+			"| call | programs | own per call | all runs per call | runs per call | target |\n|---|---|---:|---:|---:|---|")
+		for _, n := range g {
+			r := results[n]
+			call, mode, _ := strings.Cut(strings.TrimPrefix(n, "BenchmarkBPFRunTimePerOp/"), "/")
+			target := "–"
+			if call != "getppid" && strings.HasPrefix(mode, "probe=on") {
+				target = "≤ 300 ns: " + met(r["own-bpf-ns/op"], 300)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %.2f | %s |\n", call, mode, dur(r["own-bpf-ns/op"]), dur(r["bpf-ns/op"]), r["bpf-runs/op"], target)
+		}
+	}
+	if g := group("BenchmarkBPFParts/"); len(g) > 0 {
+		fmt.Fprintln(w, "\n## File latency: the price of a program's steps (one-step programs on sys_enter), medians\n\n| step | per run |\n|---|---:|")
+		for _, n := range g {
+			fmt.Fprintf(w, "| %s | %s |\n", strings.TrimPrefix(n, "BenchmarkBPFParts/"), dur(results[n]["ns/run"]))
+		}
+	}
+	if g := group("BenchmarkFileFioIOPS/"); len(g) > 0 {
+		fmt.Fprintln(w, "\n## File latency: fio 4 KiB random reads (psync), probe off and on in alternating rounds (medians)\n\n"+
+			"| reads from / B arm | IOPS off | IOPS on | IOPS loss | CPU per read off | on | CPU loss | target |\n|---|---:|---:|---:|---:|---:|---:|---|")
+		for _, n := range g {
+			r := results[n]
+			cfg := strings.TrimPrefix(n, "BenchmarkFileFioIOPS/")
+			target := "noise (nothing attached)"
+			switch {
+			case strings.HasPrefix(cfg, "page_cache/probe=on"):
+				target = "≤ 10 %: " + met(r["cpu-loss-%"], 10) + " (CPU loss)"
+			case strings.HasPrefix(cfg, "disk/probe=on"):
+				target = "≤ 2 %: " + met(r["loss-%"], 2) + " (IOPS loss)"
+				if c, ok := results["BenchmarkFileFioIOPS/disk/control"]; ok && math.Abs(c["loss-%"]) >= 2 {
+					target = fmt.Sprintf("≤ 2 %%: not resolved (control moved %.1f %%)", c["loss-%"])
+				}
+			}
+			fmt.Fprintf(w, "| %s | %.0f | %.0f | %.1f %% | %s | %s | %.1f %% | %s |\n", cfg, r["iops-off"], r["iops-on"], r["loss-%"],
+				dur(r["cpu-ns/read-off"]), dur(r["cpu-ns/read-on"]), r["cpu-loss-%"], target)
+		}
+	}
+	if r, ok := results["BenchmarkFileProbeMemory"]; ok {
+		fmt.Fprintf(w, "\n## File latency: memory\n\n| BPF maps per mount | per cgroup series | fixed | at 256 mounts | per-cgroup table at 1024 | Go heap kept per mount | Collect per series |\n"+
+			"|---:|---:|---:|---:|---:|---:|---:|\n| %s | %s | %s | %s | %s | %s | %s |\n",
+			size(r["map-B/mount"]), size(r["map-B/cgroup-series"]), size(r["map-B-fixed"]), size(r["map-B@256mounts"]),
+			size(r["map-B-per-cgroup-table@1024"]), size(r["go-heap-B/mount"]), size(r["collect-B/series"]))
+	}
+}
+
+// withPrefix is the names that begin with prefix, in their order.
+func withPrefix(names []string, prefix string) []string {
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func or(s, def string) string {

@@ -5,12 +5,10 @@ package biolat
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -248,23 +246,10 @@ func benchFio(b *testing.B, opts *Options, perCgroup bool) {
 	}
 	fio := requireTool(b, "fio", "fio")
 	name := shmLoopDevice(b, 256<<20)
-	job := []string{"--output-format=json", "--name=ab", "--filename=/dev/" + name, "--direct=1",
+	job := []string{"--name=ab", "--filename=/dev/" + name, "--direct=1",
 		"--ioengine=libaio", "--iodepth=16", "--rw=randread", "--bs=4k", "--runtime=1s", "--time_based",
 		"--randrepeat=1", "--norandommap"}
-	run := func() float64 {
-		out, err := exec.Command(fio, job...).Output()
-		require.NoError(b, err, "%s", out)
-		var report struct {
-			Jobs []struct {
-				Read struct {
-					IOPS float64 `json:"iops"`
-				} `json:"read"`
-			} `json:"jobs"`
-		}
-		require.NoError(b, json.Unmarshal(out[bytes.IndexByte(out, '{'):], &report))
-		require.Len(b, report.Jobs, 1)
-		return report.Jobs[0].Read.IOPS
-	}
+	run := func() float64 { return testkit.FioReadIOPS(b, fio, job...).IOPS }
 	attached := func() float64 {
 		if opts == nil {
 			return run()
@@ -290,32 +275,14 @@ func benchFio(b *testing.B, opts *Options, perCgroup bool) {
 	var off, on, loss []float64
 	for b.Loop() {
 		for range 3 {
-			var as, bs, ls []float64
-			for r := range 6 {
-				var a, c float64
-				if r%2 == 0 {
-					a, c = run(), attached()
-				} else {
-					c, a = attached(), run()
-				}
-				as, bs, ls = append(as, a), append(bs, c), append(ls, 100*(a-c)/a)
-			}
-			off, on, loss = append(off, median(as)), append(on, median(bs)), append(loss, median(ls))
+			a, c, l, _ := testkit.ABRounds(6, run, attached)
+			off, on, loss = append(off, a), append(on, c), append(loss, l)
 		}
 	}
-	b.ReportMetric(median(off), "iops-off")
-	b.ReportMetric(median(on), "iops-on")
-	b.ReportMetric(median(loss), "loss-%")
+	b.ReportMetric(testkit.Median(off), "iops-off")
+	b.ReportMetric(testkit.Median(on), "iops-on")
+	b.ReportMetric(testkit.Median(loss), "loss-%")
 	b.Logf("pairs: IOPS without %.0f, with %.0f, loss %% %.1f", off, on, loss)
-}
-
-func median(vs []float64) float64 {
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // shmLoopDevice is a loop device over a file in /dev/shm (tmpfs: no disk under it, no O_DIRECT, so
@@ -359,15 +326,9 @@ func BenchmarkProbeMemory(b *testing.B) {
 			for _, n := range []int{16, 64, 256} {
 				opts := bc.opts
 				opts.MaxDevices = n
-				var before, after runtime.MemStats
-				runtime.GC()
-				runtime.ReadMemStats(&before)
-				p, err := Open(opts)
-				require.NoError(b, err)
-				runtime.GC()
-				runtime.ReadMemStats(&after)
-				heap[n] = float64(after.HeapAlloc) - float64(before.HeapAlloc)
-				mem[n] = mapMemory(b, p)
+				p, h := testkit.HeapKept(func() *Probe { p, err := Open(opts); require.NoError(b, err); return p })
+				heap[n] = h
+				mem[n] = testkit.MapsMemlock(b, p.coll)
 				require.NoError(b, p.Close())
 			}
 			opts := bc.opts
@@ -386,19 +347,6 @@ func BenchmarkProbeMemory(b *testing.B) {
 			b.ReportMetric((heap[256]-heap[16])/240, "go-heap-B/device")
 		})
 	}
-}
-
-// mapMemory is the memlock of every map of the probe.
-func mapMemory(b *testing.B, p *Probe) uint64 {
-	var total uint64
-	for name, m := range p.coll.Maps {
-		info, err := m.Info()
-		require.NoError(b, err, name)
-		ml, ok := info.Memlock()
-		require.True(b, ok, "%s: the kernel reports no memlock", name)
-		total += ml
-	}
-	return total
 }
 
 // BenchmarkSnapshot reads the probe's maps holding histograms of every direction for n devices (each
@@ -441,21 +389,13 @@ func BenchmarkCgroupProbeMemory(b *testing.B) {
 	testkit.RequireRoot(b, "loads BPF")
 	mem, heap := map[int]uint64{}, map[int]float64{}
 	for _, n := range []int{64, 256, 1024} {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		p, err := OpenCgroups(CgroupOptions{MaxCgroups: n})
-		require.NoError(b, err)
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		heap[n] = float64(after.HeapAlloc) - float64(before.HeapAlloc)
-		for name, m := range p.coll.Maps {
-			info, err := m.Info()
-			require.NoError(b, err, name)
-			ml, ok := info.Memlock()
-			require.True(b, ok, "%s: the kernel reports no memlock", name)
-			mem[n] += ml
-		}
+		p, h := testkit.HeapKept(func() *CgroupProbe {
+			p, err := OpenCgroups(CgroupOptions{MaxCgroups: n})
+			require.NoError(b, err)
+			return p
+		})
+		heap[n] = h
+		mem[n] = testkit.MapsMemlock(b, p.coll)
 		require.NoError(b, p.Close())
 	}
 	for b.Loop() {

@@ -49,13 +49,32 @@
 // regular files only) and mm_filemap_add_to_page_cache. On the 6.18 kernel this was built on,
 // fentry/fexit on vfs_read, vfs_write, vfs_open, vfs_fsync_range, filemap_read or a filesystem's
 // read_iter is refused with EPERM at program load even as root (the verifier never runs), and there
-// are no kprobes, so the syscall tracepoints are the entry and return points there are. They run on
-// every system call of the machine: the entry program returns after one array lookup for a syscall
+// are no kprobes, so the syscall tracepoints are the entry and return points there are. Why, checked
+// on that kernel (6.18.44-fc, a Firecracker guest): not a missing build option. Its /proc/config.gz
+// sets CONFIG_FUNCTION_TRACER, CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS (the ftrace direct calls
+// fentry's trampolines attach through) and CONFIG_BPF_LSM, and tracefs' dyn_ftrace_total_info counts
+// 48 019 patchable functions; but every ftrace file that names functions (available_filter_functions,
+// set_ftrace_filter, enabled_functions) refuses to open with EPERM as root in a fresh tracefs mount,
+// while the tracepoint files open. Lockdown is at integrity (CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY,
+// a level that covers neither tracefs nor BPF reads of kernel memory: a tp_btf program calling
+// bpf_probe_read_kernel loads), it logged nothing, and no BPF LSM program was loaded; CONFIG_KPROBES
+// and CONFIG_FPROBE are not set. So function attachment is refused by a policy of that kernel build,
+// not by the mechanism: a kernel with ftrace direct calls and no such policy (the option is on by
+// default wherever the architecture has it and dynamic ftrace is built, as in the common
+// distributions' x86-64 kernels) attaches fentry/fexit, which would let the probe hook the file
+// operations alone and leave every other system call untraced. The probe does not use that yet.
+//
+// The syscall programs run on every system call of the machine: the entry program returns after one array lookup for a syscall
 // that is not a file operation, the exit program after a task-storage lookup. Attaching them at all
 // puts every task's system calls on the kernel's traced path: BenchmarkSyscallOverhead measured here
 // (2 shared vCPUs, noisy) getppid 390–830 ns without the probe and 0.3–1.7 µs more with it, most of it
 // also with two empty programs on the same tracepoints (+0.2–0.75 µs), and a cached 4 KiB pread
-// 1.3–2.5 µs without and 1.7–5.2 µs more with it. That is why the source built on it must stay opt-in. Not seen: mmap faults,
+// 1.3–2.5 µs without and 1.7–5.2 µs more with it. By the kernel's own BPF statistics
+// (BenchmarkBPFRunTimePerOp, BENCHMARKS.md "File latency"): 524 ns of run time per cached 4 KiB pread,
+// 546 ns per pwrite, 162 ns per other syscall; fio's 4 KiB reads from the page cache take 20 % more CPU
+// each. Most of a file call's is six bpf_probe_read_kernel from the fd to the file's fields (~42 ns
+// each here) and two clock reads (~73 ns each; BenchmarkBPFParts). That is why the source built on it
+// must stay opt-in. Not seen: mmap faults,
 // io_uring, splice/sendfile, a 32-bit process's calls on x86-64 (their numbers are i386's and are
 // skipped; on arm64 AArch32 tasks are not told apart yet), and mounts of other mount namespaces
 // resolve only there (Resolve's gone).

@@ -35,7 +35,7 @@ func TestFUSEReadsTakeTheDaemonsTime(t *testing.T) {
 	_, err := os.Stat(fmt.Sprintf("/sys/dev/block/%d:%d", mnt.Major, mnt.Minor))
 	require.ErrorIs(t, err, os.ErrNotExist, "no block device behind a FUSE mount")
 
-	p, err := Open(Options{})
+	p, err := Open(roomy(Options{}))
 	require.NoError(t, err)
 	defer p.Close()
 	blk, err := biolat.Open(biolat.Options{})

@@ -110,14 +110,16 @@ type Reader struct {
 // source's use outlasts the scrape, or fn's error.
 func (r *Reader) Use(ctx context.Context, fn func(*Snapshot) error) error {
 	s := r.sh
+	// The source asks now: a snapshot another source read while this one waited for the lock (behind
+	// a slow scrape of that source) is its tick's, as fsusage.Reader.Use rules for the mounts.
+	asked := s.now()
 	select {
 	case s.lock <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	defer func() { <-s.lock }()
-	now := s.now()
-	if s.seq == 0 || s.seq == r.last || now.Sub(s.snap.At) > r.maxAge {
+	if s.seq == 0 || s.seq == r.last || asked.Sub(s.snap.At) > r.maxAge {
 		if err := s.read(); err != nil {
 			return err
 		}

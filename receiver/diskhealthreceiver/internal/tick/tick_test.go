@@ -115,6 +115,35 @@ func TestReuseRule(t *testing.T) {
 	assert.EqualValues(t, 3, n.reads.Load())
 }
 
+// TestWaitedSnapshotIsTheTicks: a source that asks while another holds the snapshot longer than half its
+// interval (a slow scrape) is given that snapshot when its turn comes: it asked within half an interval
+// of the read, and another read would be a second one for the same tick.
+func TestWaitedSnapshotIsTheTicks(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	var asks atomic.Int64
+	now := func() time.Time { asks.Add(1); return c.now() }
+	var n countingOpen
+	sh := New(root(t), now, n.open)
+	iostat, latency := sh.Reader(10*time.Second), sh.Reader(10*time.Second)
+	defer func() { assert.NoError(t, iostat.Close()) }()
+
+	got := make(chan time.Time, 1)
+	t0 := time.Time{}
+	require.NoError(t, iostat.Use(t.Context(), func(sn *Snapshot) error {
+		t0 = sn.At
+		before := asks.Load()
+		go func() {
+			_ = latency.Use(context.Background(), func(sn *Snapshot) error { got <- sn.At; return nil })
+		}()
+		// latency has asked (and waits for this scrape) before the clock passes half its interval.
+		require.Eventually(t, func() bool { return asks.Load() > before }, 5*time.Second, time.Millisecond, "latency asked")
+		c.add(6 * time.Second)
+		return nil
+	}))
+	assert.Equal(t, t0, <-got, "latency takes the tick's snapshot it waited for")
+	assert.EqualValues(t, 1, n.reads.Load(), "one read for the tick")
+}
+
 // A failed read is not shared: the next source reads again, and sees the file once it is back.
 func TestFailedReadNotShared(t *testing.T) {
 	r := root(t)

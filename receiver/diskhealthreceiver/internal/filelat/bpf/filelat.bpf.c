@@ -243,6 +243,8 @@ static __always_inline __u64 folio_pages(struct folio *folio)
 		flags = folio->flags.f;
 	if (!(flags & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
 		return 1;
+	if (bpf_core_field_exists(((struct folio___order_byte *)folio)->_folio_order))
+		return 1ULL << (((struct folio___order_byte *)folio)->_folio_order & 0x3f);
 	return 1ULL << (folio->_flags_1 & 0xff);
 }
 

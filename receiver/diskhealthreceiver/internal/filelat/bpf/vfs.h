@@ -80,6 +80,12 @@ struct folio___ulong_flags {
 	unsigned long flags;
 } __attribute__((preserve_access_index));
 
+/* Until 6.6 a large folio's order was a byte of its own; since, the low byte of _flags_1 (which on the
+ * older kernels holds the first tail page's flags instead). */
+struct folio___order_byte {
+	unsigned char _folio_order;
+} __attribute__((preserve_access_index));
+
 enum pageflags {
 	PG_head = 6, /* relocated: the real value comes from the kernel's BTF */
 };

@@ -36,8 +36,13 @@ const EventCheckpointRelearning = "disk_health.checkpoint.relearning"
 // the key is seen, and, with a storage client, across restarts: a learner is restored when its key is
 // first seen, stored when it learns a save, loses its pattern or alerts, and at shutdown, and deleted
 // with its key. The storage's reads and writes never run in a scrape's time (store.Background).
+//
+// A key with nothing restored is followed by a checkpoint.Still until its usage first moves, and only
+// then by a learner (the one the Still's samples made): most filesystems never move (5 000 static
+// mounts held 11 MiB of learners, issue 33), and one that does is learned exactly as from its first sample.
 type learners[K comparable] struct {
 	byKey map[K]*tracked
+	still map[K]*stillKey
 	seen  map[K]bool
 	// store is the storage (nil: nothing is kept anywhere); name is a key's name there.
 	store  *store.Background
@@ -51,8 +56,14 @@ type tracked struct {
 	owner string
 }
 
+// stillKey is a key whose usage has not moved yet, and what it follows.
+type stillKey struct {
+	q     checkpoint.Still
+	owner string
+}
+
 func newLearners[K comparable](logger *zap.Logger, name func(K) string) *learners[K] {
-	return &learners[K]{byKey: map[K]*tracked{}, seen: map[K]bool{}, name: name, logger: logger}
+	return &learners[K]{byKey: map[K]*tracked{}, still: map[K]*stillKey{}, seen: map[K]bool{}, name: name, logger: logger}
 }
 
 // domainKey is a domain's key in the checkpoint storage: its UUID, which survives a reboot, else its
@@ -79,15 +90,31 @@ func domainOwner(r *fsusage.Result) string {
 	return strings.Join([]string{"mount", m.Source, m.Root, m.FSType, m.MountPoint}, "\x00")
 }
 
-// observe feeds the key's sample to its learner (made, or restored, at the first); owner is what the
-// key's filesystem is now.
+// observe feeds the key's sample to its learner (restored at the first, else made when the usage first
+// moves); owner is what the key's filesystem is now.
 func (ls *learners[K]) observe(ctx context.Context, k K, owner string, s checkpoint.Sample) checkpoint.Prediction {
 	ls.seen[k] = true
 	t, ok := ls.byKey[k]
 	if !ok {
-		t = &tracked{l: checkpoint.NewLearner(checkpoint.Config{})}
-		ls.restore(ctx, k, owner, t.l, s)
-		ls.byKey[k] = t
+		st, waiting := ls.still[k]
+		if !waiting {
+			if l := ls.restore(ctx, k, owner, s); l != nil {
+				t = &tracked{l: l}
+				ls.byKey[k] = t
+			} else {
+				st = &stillKey{}
+				ls.still[k] = st
+			}
+		}
+		if t == nil {
+			st.owner = owner
+			if st.q.Observe(s) {
+				return checkpoint.Prediction{}
+			}
+			t = &tracked{l: st.q.Learner(checkpoint.Config{})}
+			ls.byKey[k] = t
+			delete(ls.still, k)
+		}
 	}
 	t.owner = owner
 	p := t.l.Observe(s)
@@ -97,34 +124,37 @@ func (ls *learners[K]) observe(ctx context.Context, k K, owner string, s checkpo
 	return p
 }
 
-// restore loads what k's learner knew before a restart, if anything was stored for owner, before its
-// first sample s. A record that cannot be believed is said once and deleted, so that it cannot come
-// back at the next start; one that is not yet confirmed is said once and predicts nothing until a save.
-func (ls *learners[K]) restore(ctx context.Context, k K, owner string, l *checkpoint.Learner, s checkpoint.Sample) {
+// restore returns the learner of what k's knew before a restart, if anything was stored for owner,
+// before its first sample s; nil when nothing was. A record that cannot be believed is said once and
+// deleted, so that it cannot come back at the next start; one that is not yet confirmed is said once and
+// predicts nothing until a save.
+func (ls *learners[K]) restore(ctx context.Context, k K, owner string, s checkpoint.Sample) *checkpoint.Learner {
 	if ls.store == nil {
-		return
+		return nil
 	}
 	name := ls.name(k)
 	if owner == "" {
 		// Nothing tells this filesystem's record from another's: none is restored, none kept.
 		ls.store.Delete(name)
-		return
+		return nil
 	}
 	// The storage says its own problems, once.
 	data, err := ls.store.Get(ctx, name)
 	if err != nil || data == nil {
-		return
+		return nil
 	}
+	l := checkpoint.NewLearner(checkpoint.Config{})
 	trust, err := l.Restore(data, owner, s)
 	if err != nil {
 		ls.logger.Warn("checkpoint record refused and deleted; learned afresh", zap.String("key", name), zap.Error(err))
 		ls.store.Delete(name)
-		return
+		return nil
 	}
 	if trust != checkpoint.Trusted {
 		ls.logger.Info("checkpoint record restored as a hint only: nothing is predicted until a save confirms it",
 			zap.String("key", name), zap.Stringer("record", trust))
 	}
+	return l
 }
 
 // persist queues k's learner for the storage (written outside the scrape).
@@ -135,10 +165,15 @@ func (ls *learners[K]) persist(k K, t *tracked) {
 	ls.store.Set(ls.name(k), t.l.MarshalRecord(t.owner))
 }
 
-// persistAll queues every learner (at shutdown, before the storage's flush).
+// persistAll queues every learner (at shutdown, before the storage's flush), a still key's too: the
+// record of the learner its samples made, as it was stored when every key had one, so that a restart
+// restores what it did then.
 func (ls *learners[K]) persistAll() {
 	for k, t := range ls.byKey {
 		ls.persist(k, t)
+	}
+	for k, st := range ls.still {
+		ls.persist(k, &tracked{l: st.q.Learner(checkpoint.Config{}), owner: st.owner})
 	}
 }
 
@@ -152,12 +187,23 @@ func (ls *learners[K]) sweep() {
 	for k := range ls.byKey {
 		if !ls.seen[k] {
 			delete(ls.byKey, k)
-			if ls.store != nil {
-				ls.store.Delete(ls.name(k))
-			}
+			ls.forget(k)
+		}
+	}
+	for k := range ls.still {
+		if !ls.seen[k] {
+			delete(ls.still, k)
+			ls.forget(k)
 		}
 	}
 	clear(ls.seen)
+}
+
+// forget deletes a key gone from the storage.
+func (ls *learners[K]) forget(k K) {
+	if ls.store != nil {
+		ls.store.Delete(ls.name(k))
+	}
 }
 
 var checkpointStates = [...]struct {
