@@ -10,8 +10,9 @@ import (
 	"github.com/diskhealth/diskhealth/bench/internal/procstat"
 )
 
-// The readers parse this very process's /proc entries: some CPU used, some memory resident, and the
-// nanosecond and tick clocks agree to within the ticks' granularity.
+// The readers parse this very process's /proc entries: some CPU used, some memory resident (its anonymous
+// and file-backed parts within it), and the nanosecond and tick clocks agree to within the ticks'
+// granularity.
 func TestReadSelf(t *testing.T) {
 	x := 0
 	for i := range 20_000_000 {
@@ -22,6 +23,9 @@ func TestReadSelf(t *testing.T) {
 	require.NoError(t, err)
 	assert.Positive(t, s.cpu)
 	assert.Greater(t, s.rss, int64(1<<20))
+	assert.Positive(t, s.anon)
+	assert.Positive(t, s.file)
+	assert.LessOrEqual(t, s.anon+s.file, s.rss)
 	ticks, err := statCPU(os.Getpid())
 	require.NoError(t, err)
 	ns, err := procstat.SchedCPU(os.Getpid())

@@ -3,6 +3,7 @@
 package procstat
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,21 +38,42 @@ func SchedCPU(pid int) (time.Duration, error) {
 	return sum, nil
 }
 
-// RSS is the resident memory of pid in bytes (VmRSS of /proc/<pid>/status).
-func RSS(pid int) (int64, error) {
+// Resident is a process's resident memory split by what backs it (/proc/<pid>/status).
+type Resident struct {
+	RSS  int64 // VmRSS: Anon + File + Shmem
+	Anon int64 // RssAnon: the Go heap, stacks and the runtime's own mappings
+	File int64 // RssFile: pages of mapped files, for a static Go binary its text, rodata and pclntab
+}
+
+// Memory reads pid's resident memory and its anonymous and file-backed parts. The split matters for a
+// collector: a 128 MB binary keeps tens of MiB of its own text resident (clean pages the kernel can drop
+// and that processes running the same binary share), which VmRSS alone cannot tell from the heap.
+func Memory(pid int) (Resident, error) {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return Resident{}, err
 	}
-	var rss int64
-	for line := range strings.Lines(string(status)) {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+	return parseStatus(string(status))
+}
+
+func parseStatus(status string) (Resident, error) {
+	var m Resident
+	fields := map[string]*int64{"VmRSS:": &m.RSS, "RssAnon:": &m.Anon, "RssFile:": &m.File}
+	for line := range strings.Lines(status) {
+		for prefix, dst := range fields {
+			v, ok := strings.CutPrefix(line, prefix)
+			if !ok {
+				continue
+			}
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("VmRSS %q: %w", v, err)
+				return Resident{}, fmt.Errorf("%s %q: %w", prefix, v, err)
 			}
-			rss = kb << 10
+			*dst = kb << 10
 		}
 	}
-	return rss, nil
+	if m.RSS == 0 {
+		return Resident{}, errors.New("no VmRSS in status")
+	}
+	return m, nil
 }

@@ -2,7 +2,6 @@ package ata
 
 import (
 	"fmt"
-	"regexp"
 	"regexp/syntax"
 )
 
@@ -67,41 +66,41 @@ func costOf(re *syntax.Regexp) patternCost {
 	return c
 }
 
-// patternBudget compiles a database's expressions within the limits above. Identical
-// expressions are compiled once (drivedb.h repeats firmware expressions).
+// patternBudget checks a database's expressions against the limits above when the database is read;
+// they are compiled later, on the first lookup (DriveDB.compiled). Identical expressions are counted
+// once (drivedb.h repeats firmware expressions), as they are compiled once.
 type patternBudget struct {
-	spent    patternCost
-	compiled map[string]*regexp.Regexp
+	spent patternCost
+	seen  map[string]struct{}
 }
 
-// compile returns expr compiled and anchored, as smartctl matches whole strings, or an error when
-// it is not a valid expression or would take the database past its budget.
-func (b *patternBudget) compile(expr string) (*regexp.Regexp, error) {
-	if re, ok := b.compiled[expr]; ok {
-		return re, nil
+// check returns an error when expr is not a valid expression or would take the database past its
+// budget. It parses expr as anchor(expr) with regexp.Compile's flags (syntax.Perl), so an expression
+// it accepts compiles: regexp.Compile's only errors are that parse's (syntax.Compile returns none).
+func (b *patternBudget) check(expr string) error {
+	if _, ok := b.seen[expr]; ok {
+		return nil
 	}
 	if len(expr) > maxPatternBytes {
-		return nil, fmt.Errorf("expression is %d bytes, more than %d", len(expr), maxPatternBytes)
+		return fmt.Errorf("expression is %d bytes, more than %d", len(expr), maxPatternBytes)
 	}
-	anchored := `^(?:` + expr + `)$`
-	tree, err := syntax.Parse(anchored, syntax.Perl)
+	tree, err := syntax.Parse(anchor(expr), syntax.Perl)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	c := costOf(tree)
 	b.spent.insts += c.insts
 	b.spent.runes += c.runes
 	if b.spent.insts > maxPatternInsts || b.spent.runes > maxPatternRunes {
-		return nil, fmt.Errorf("the database's expressions would compile to more than %d instructions or %d runes "+
+		return fmt.Errorf("the database's expressions would compile to more than %d instructions or %d runes "+
 			"(the budget for compiled patterns, ten times what smartmontools' drivedb.h needs)", maxPatternInsts, maxPatternRunes)
 	}
-	re, err := regexp.Compile(anchored)
-	if err != nil {
-		return nil, err
+	if b.seen == nil {
+		b.seen = map[string]struct{}{}
 	}
-	if b.compiled == nil {
-		b.compiled = map[string]*regexp.Regexp{}
-	}
-	b.compiled[expr] = re
-	return re, nil
+	b.seen[expr] = struct{}{}
+	return nil
 }
+
+// anchor makes expr match whole strings, as smartctl matches them.
+func anchor(expr string) string { return `^(?:` + expr + `)$` }
