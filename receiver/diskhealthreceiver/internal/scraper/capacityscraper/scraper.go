@@ -45,6 +45,8 @@ type capScraper struct {
 	shmCfg                  *Config
 	nodefs, imagefs         *fsusage.Domain
 	byteLimits, inodeLimits []limit
+	// bindStates says which limit binds each domain: the current one, and the one left once.
+	bindStates *emit.States[fsusage.Domain, metadata.AttributeDiskHealthFilesystemLimitName]
 	// freeHeadroom says whether the headroom has its free_blocks point: df's Avail, which the default
 	// carries as the mounts' system.filesystem.usage{state=free}, so only with the domain's own usage.
 	freeHeadroom bool
@@ -75,6 +77,7 @@ func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func(
 
 		freeHeadroom: mbc.Metrics.DiskHealthFilesystemDomainUsage.Enabled,
 		learners:     newLearners(set.Logger, domainKey),
+		bindStates:   emit.NewStates[fsusage.Domain, metadata.AttributeDiskHealthFilesystemLimitName](),
 		storage:      cfg.Storage,
 		id:           set.ID,
 		kubelet:      newKubelet(set.Logger, cfg),
@@ -176,6 +179,7 @@ func (s *capScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	for group := range snap.Domains {
 		s.recordDomain(ctx, ts, now, group)
 	}
+	s.bindStates.EndScrape()
 	var err error
 	if s.shm != nil {
 		err = s.scrapePodSHM(ctx, ts, now)
@@ -244,12 +248,12 @@ func (s *capScraper) recordDomain(ctx context.Context, ts pcommon.Timestamp, now
 	s.byteLimits, s.inodeLimits = limits(u, &s.kubelet.th, s.nodefs != nil && *s.nodefs == r.Domain,
 		s.imagefs != nil && *s.imagefs == r.Domain, s.byteLimits, s.inodeLimits)
 	bind := binding(s.byteLimits)
+	// The limit that binds now at 1, and the one it took over from at 0 once: not a 0 for every other
+	// limit at every scrape, which the conventions prescribe for no such set (emit.States).
+	s.bindStates.Emit(r.Domain, func(name metadata.AttributeDiskHealthFilesystemLimitName, v int64) {
+		e.AppendDiskHealthFilesystemDomainBindingLimitDataPoint(ts, v, dev, dom, uuid, typ, name)
+	}, bind.name)
 	for _, l := range s.byteLimits {
-		v := int64(0)
-		if l.name == bind.name {
-			v = 1
-		}
-		e.AppendDiskHealthFilesystemDomainBindingLimitDataPoint(ts, v, dev, dom, uuid, typ, l.name)
 		if s.freeHeadroom || l.name != metadata.AttributeDiskHealthFilesystemLimitNameFreeBlocks {
 			e.AppendDiskHealthFilesystemDomainHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
 		}

@@ -1293,7 +1293,7 @@ type metricDiskHealthFilesystemDomainBindingLimit struct {
 // init fills disk_health.filesystem.domain.binding_limit metric with initial data.
 func (m *metricDiskHealthFilesystemDomainBindingLimit) init() {
 	m.data.SetName("disk_health.filesystem.domain.binding_limit")
-	m.data.SetDescription("Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.")
+	m.data.SetDescription("Which limit bites first on the domain: 1 for the one with the least headroom; when another takes over, the one it replaced gets 0 once (not a 0 for every other limit at every scrape: the conventions prescribe no state set here), so a query on == 1 names the binding limit. Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)

@@ -867,7 +867,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.filesystem.domain.binding_limit"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Which limit bites first on the domain: 1 for the one with the least headroom; when another takes over, the one it replaced gets 0 once (not a 0 for every other limit at every scrape: the conventions prescribe no state set here), so a query on == 1 names the binding limit. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -896,7 +896,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["disk_health.filesystem.domain.binding_limit"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Which limit bites first on the domain: 1 for the one with the least headroom; when another takes over, the one it replaced gets 0 once (not a 0 for every other limit at every scrape: the conventions prescribe no state set here), so a query on == 1 names the binding limit. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
