@@ -116,6 +116,31 @@ evictionSoft:
 	assert.Empty(t, limitPoints(md, "disk_health.filesystem.domain.inodes.headroom"), "evictionHard names no inode signal")
 }
 
+// TestBindingLimitChange: a domain's binding limit is one point at 1; when another limit takes over,
+// the one it replaced gets a 0 at that scrape only, so its last value says it no longer binds and no
+// point is spent on it afterwards.
+func TestBindingLimitChange(t *testing.T) {
+	clock := t0
+	var root *dhtest.Root
+	s, _ := bindsRootWith(t, "drop", &clock, nil, func(r *dhtest.Root, _ *Config) { root = r })
+	scrape := func() map[string]int64 {
+		t.Helper()
+		clock = clock.Add(time.Minute)
+		md, err := s.scrape(t.Context())
+		require.NoError(t, err)
+		return limitPoints(md, "disk_health.filesystem.domain.binding_limit")
+	}
+	want := map[string]int64{"259:2 free_blocks": 1, "259:5 free_blocks": 1, "0:45 free_blocks": 1}
+	assert.Equal(t, want, scrape(), "not a node: free blocks bind")
+	assert.Equal(t, want, scrape(), "unchanged: one point a domain")
+
+	root.Write("var/lib/kubelet/.keep", "") // the node's kubelet appears: its default threshold binds on /
+	want["259:2 nodefs_eviction_hard"], want["259:2 free_blocks"] = 1, 0
+	assert.Equal(t, want, scrape(), "the limit replaced gets a 0 once")
+	delete(want, "259:2 free_blocks")
+	assert.Equal(t, want, scrape(), "and nothing after")
+}
+
 // TestKubeletConfigReread: the file is read again when it changes; a bad one keeps the thresholds last
 // read and is logged once, however many scrapes see it.
 func TestKubeletConfigReread(t *testing.T) {
