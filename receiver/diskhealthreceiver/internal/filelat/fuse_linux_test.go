@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/cgroupio"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 )
 
@@ -21,7 +23,8 @@ import (
 // read(2) is one request to the daemon, no page cache, no readahead): the mount's read median is that
 // time, within 10 %. The block layer never sees these reads: a FUSE mount has an anonymous device
 // number (major 0) with no block device behind it, so the latency source's histograms, keyed by block
-// device, have nothing for it however slow its reads are.
+// device, have nothing for it however slow its reads are. The same holds per pod: a reader in a cgroup of
+// its own gets its calls, and that median, in its cgroup's series on the mount.
 func TestFUSEReadsTakeTheDaemonsTime(t *testing.T) {
 	requireRoot(t)
 	if _, err := os.Stat("/dev/fuse"); err != nil {
@@ -35,7 +38,14 @@ func TestFUSEReadsTakeTheDaemonsTime(t *testing.T) {
 	_, err := os.Stat(fmt.Sprintf("/sys/dev/block/%d:%d", mnt.Major, mnt.Minor))
 	require.ErrorIs(t, err, os.ErrNotExist, "no block device behind a FUSE mount")
 
-	p, err := Open(roomy(Options{}))
+	h, err := cgroupio.Detect("/sys/fs/cgroup")
+	if err != nil {
+		testkit.Unavailable(t, "no io/blkio cgroup hierarchy: %v", err)
+	}
+	dd := testkit.Tool(t, "dd", "coreutils")
+	pod := testkit.ChildCgroup(t, h.Dir, "fuse-reader")
+
+	p, err := Open(roomy(Options{PerCgroup: true}))
 	require.NoError(t, err)
 	defer p.Close()
 	blk, err := biolat.Open(biolat.Options{})
@@ -57,6 +67,16 @@ func TestFUSEReadsTakeTheDaemonsTime(t *testing.T) {
 	// move, was measured 15 % above a 20 ms delay while other tests ran).
 	require.InEpsilon(t, float64(delay), float64(p50), 0.10, "p50 within 10 %% of the daemon's delay")
 	require.GreaterOrEqual(t, d.sum/float64(d.count), delay.Seconds(), "no call shorter than the daemon's delay")
+
+	// Per pod: a reader in a cgroup of its own (dd, as a pod's container would) reads the file again, its
+	// calls charged to its cgroup on that mount with the same median.
+	out, err := testkit.CgroupCommand(pod, dd, "if="+path, "of=/dev/null", "bs="+strconv.Itoa(chunk), "count="+strconv.Itoa(reads)).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	pd := delta(Series{}, cgroupSeries(t, p, h, pod, mnt.MountPoint))
+	t.Logf("FUSE, the reader's cgroup: %d calls, p50 bucket from %v", pd.count, pd.quantile(0.5))
+	require.Equal(t, uint64(reads), pd.count, "the pod's calls: dd's, count=%d", reads)
+	require.Equal(t, uint64(reads*chunk), pd.bytes, "the pod's bytes")
+	require.InEpsilon(t, float64(delay), float64(pd.quantile(0.5)), 0.10, "the pod's p50 within 10 %% of the daemon's delay")
 
 	bs, err := blk.Collect()
 	require.NoError(t, err)
