@@ -70,11 +70,13 @@
 // (2 shared vCPUs, noisy) getppid 390–830 ns without the probe and 0.3–1.7 µs more with it, most of it
 // also with two empty programs on the same tracepoints (+0.2–0.75 µs), and a cached 4 KiB pread
 // 1.3–2.5 µs without and 1.7–5.2 µs more with it. By the kernel's own BPF statistics
-// (BenchmarkBPFRunTimePerOp, BENCHMARKS.md "File latency"): 524 ns of run time per cached 4 KiB pread,
-// 546 ns per pwrite, 162 ns per other syscall; fio's 4 KiB reads from the page cache take 20 % more CPU
-// each. Most of a file call's is six bpf_probe_read_kernel from the fd to the file's fields (~42 ns
-// each here) and two clock reads (~73 ns each; BenchmarkBPFParts). That is why the source built on it
-// must stay opt-in. Not seen: mmap faults,
+// (BenchmarkBPFRunTimePerOp, BENCHMARKS.md "File latency", on a quiet machine): 453 ns of run time per
+// cached 4 KiB pread, 445 ns per pwrite, 150 ns per other syscall; fio's 4 KiB reads from the page cache
+// lose 18 % of their IOPS. Most of a file call's is not the program's work but what any latency costs
+// there (BenchmarkBPFParts): two clock reads at 92 ns each (kvm-clock with the TSC marked unstable), two
+// program runs, and the per-task slot that carries the start from entry to return, looked up twice
+// (85 ns each); the six bpf_probe_read_kernel from the fd to the file's fields are ~19 ns each. That is
+// why the source built on it must stay opt-in. Not seen: mmap faults,
 // io_uring, splice/sendfile, a 32-bit process's calls on x86-64 (their numbers are i386's and are
 // skipped; on arm64 AArch32 tasks are not told apart yet), and mounts of other mount namespaces
 // resolve only there (Resolve's gone).
